@@ -1,0 +1,125 @@
+import http from 'node:http';
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config.ts';
+import { createLogger, createRuntime, DataDirBusyError } from '../runtime.ts';
+import { readLock } from '../platform/db/data-dir-lock.ts';
+import { createCompany, rotateKey, validateCompanyInput, OperatorInputError } from '../modules/companies/service.ts';
+
+const USAGE = `recaudo — operator commands
+
+  recaudo companies create --name "Acme SAS" [--nit 900123456] [--feature campaigns ...] [--json]
+  recaudo keys rotate --company ID --env test|live [--publishable] [--json]
+  recaudo migrate
+  recaudo worker                 run only the background workers
+
+Uses the same DATA_DIR / DATABASE_URL as the server. With the embedded database, when a server
+owns the data directory the command is sent to that server through its control socket.`;
+
+class UsageError extends Error {}
+
+function callServer(socketPath: string, path: string, body: unknown): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ socketPath, path, method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => {
+        const parsed = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
+        if (res.statusCode === 200) resolve(parsed);
+        else reject(res.statusCode === 400 ? new OperatorInputError(parsed.error) : new Error(parsed.error ?? `server answered ${res.statusCode}`));
+      });
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+/** Runs an operator action against the database: directly, or through the server that owns it. */
+async function withDatabase<T>(
+  path: string,
+  body: unknown,
+  direct: (db: Awaited<ReturnType<typeof createRuntime>>['deps']) => Promise<T>,
+): Promise<T> {
+  const config = loadConfig();
+  if (!config.databaseUrl) {
+    const holder = readLock(config.dataDir);
+    if (holder?.role === 'server' && holder.socket) return (await callServer(holder.socket, path, body)) as T;
+    if (holder) throw new DataDirBusyError(config.dataDir, holder);
+  }
+  const logger = createLogger({ ...config, logLevel: process.env.LOG_LEVEL ?? 'warn' }, 'recaudo-cli');
+  const runtime = await createRuntime(config, { role: 'cli', logger });
+  try {
+    return await direct(runtime.deps);
+  } finally {
+    await runtime.close();
+  }
+}
+
+function print(json: boolean, value: unknown, human: string): void {
+  process.stdout.write(json ? `${JSON.stringify(value)}\n` : `${human}\n`);
+}
+
+async function run(argv: string[]): Promise<void> {
+  const [group, action, ...rest] = argv;
+  if (!group || group === 'help' || group === '--help' || group === '-h') {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  if (group === 'worker') {
+    process.argv[2] = 'worker';
+    await import('../main.ts');
+    return;
+  }
+  if (group === 'migrate') {
+    await withDatabase('/none', {}, async () => undefined);
+    process.stderr.write('migrations applied\n');
+    return;
+  }
+  if (group === 'companies' && action === 'create') {
+    const { values } = parseArgs({
+      args: rest,
+      options: { name: { type: 'string' }, nit: { type: 'string' }, feature: { type: 'string', multiple: true }, json: { type: 'boolean' } },
+      strict: true,
+    });
+    const input = { name: values.name ?? '', nit: values.nit, features: values.feature ?? [] };
+    validateCompanyInput(input);
+    if (!values.json) process.stderr.write('creating company...\n');
+    const out = await withDatabase('/companies', input, (deps) => createCompany(deps.database.db, input, deps.clock.now()));
+    print(
+      !!values.json,
+      out,
+      `company ${out.company.id} (${out.company.name})\n  test key: ${out.keys.test}\n  live key: ${out.keys.live}\n` +
+        `  publishable: ${out.publishable_keys.test} / ${out.publishable_keys.live}\nKeys are shown only now; store them safely.`,
+    );
+    return;
+  }
+  if (group === 'keys' && action === 'rotate') {
+    const { values } = parseArgs({
+      args: rest,
+      options: { company: { type: 'string' }, env: { type: 'string' }, publishable: { type: 'boolean' }, json: { type: 'boolean' } },
+      strict: true,
+    });
+    if (!values.company) throw new UsageError('--company is required');
+    if (values.env !== 'test' && values.env !== 'live') throw new UsageError('--env must be test or live');
+    const env = values.env;
+    const kind = values.publishable ? 'publishable' : 'secret';
+    const out = await withDatabase('/keys/rotate', { company: values.company, env, kind }, (deps) =>
+      rotateKey(deps.database.db, values.company!, env, deps.clock.now(), kind),
+    );
+    print(!!values.json, out, `new ${env} ${kind} key for ${values.company}: ${out.key}\nThe previous key no longer works.`);
+    return;
+  }
+  throw new UsageError(`unknown command: ${argv.join(' ')}`);
+}
+
+run(process.argv.slice(2)).then(
+  () => {
+    if (process.argv[2] !== 'worker') process.exit(0);
+  },
+  (error) => {
+    const known = error instanceof UsageError || error instanceof OperatorInputError || error instanceof DataDirBusyError;
+    const message = (error as Error).message ?? String(error);
+    process.stderr.write(`recaudo: ${known ? message : (error as Error).stack ?? message}\n`);
+    if (error instanceof UsageError) process.stderr.write(`\n${USAGE}\n`);
+    process.exit(known ? 2 : 1);
+  },
+);

@@ -1,0 +1,60 @@
+import path from 'node:path';
+
+/** Every environment variable the service reads, parsed and validated in one place. */
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  baseUrl: string;
+  logLevel: string;
+  rateLimitLive: number;
+  rateLimitTest: number;
+  maxTransactionCop: bigint;
+  workers: boolean;
+  dbPoolSize: number;
+  shutdownTimeoutMs: number;
+  sandboxAccountDelayMs: number;
+}
+
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) {
+    throw new Error(`${name} must be an integer >= ${min}, got "${raw}"`);
+  }
+  return value;
+}
+
+function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (/^(1|true|yes|on)$/i.test(raw)) return true;
+  if (/^(0|false|no|off)$/i.test(raw)) return false;
+  throw new Error(`${name} must be true or false, got "${raw}"`);
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = int(env, 'PORT', 3000);
+  const host = env.HOST || '0.0.0.0';
+  const databaseUrl = env.DATABASE_URL || undefined;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new Error('DATABASE_URL must start with postgres:// or postgresql://');
+  }
+  return {
+    port,
+    host,
+    databaseUrl,
+    dataDir: path.resolve(env.DATA_DIR || './data'),
+    baseUrl: (env.PUBLIC_BASE_URL || `http://localhost:${port}`).replace(/\/+$/, ''),
+    logLevel: env.LOG_LEVEL || 'info',
+    rateLimitLive: int(env, 'RATE_LIMIT_LIVE', 100, 1),
+    rateLimitTest: int(env, 'RATE_LIMIT_TEST', 25, 1),
+    maxTransactionCop: BigInt(int(env, 'MAX_TRANSACTION_COP', 500_000_000, 1)),
+    workers: bool(env, 'RUN_WORKERS', true),
+    dbPoolSize: int(env, 'DB_POOL_SIZE', 20, 1),
+    shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0),
+    sandboxAccountDelayMs: int(env, 'SANDBOX_ACCOUNT_DELAY_MS', 2_000, 0),
+  };
+}

@@ -1,0 +1,63 @@
+import { loadConfig } from './config.ts';
+import { createLogger, createRuntime, DataDirBusyError } from './runtime.ts';
+import { createHttpApp, startControlSocket } from './server.ts';
+import { controlSocketPath } from './platform/db/data-dir-lock.ts';
+
+/** `npm start` (API + workers) or `recaudo worker` (workers only). */
+async function main(): Promise<void> {
+  const mode = process.argv[2] === 'worker' ? 'worker' : 'serve';
+  const config = loadConfig();
+  const logger = createLogger(config);
+  const socket = config.databaseUrl ? undefined : controlSocketPath(config.dataDir);
+  let runtime;
+  try {
+    runtime = await createRuntime(config, { role: 'server', socket, logger });
+  } catch (error) {
+    if (error instanceof DataDirBusyError) {
+      logger.fatal(error.message);
+      process.exit(1);
+    }
+    throw error;
+  }
+
+  let shuttingDown = false;
+  let closeHttp: () => Promise<void> = async () => {};
+  const shutdown = async (signal: string) => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    const force = setTimeout(() => {
+      logger.error('shutdown timed out; exiting');
+      process.exit(1);
+    }, config.shutdownTimeoutMs);
+    force.unref();
+    try {
+      await closeHttp();
+      await runtime.close();
+      logger.info('stopped');
+      process.exit(0);
+    } catch (error) {
+      logger.error({ err: error }, 'error during shutdown');
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+
+  if (mode === 'serve') {
+    const { app, keys } = await createHttpApp(runtime);
+    const control = socket ? startControlSocket(runtime, socket, keys) : null;
+    await app.listen({ port: config.port, host: config.host });
+    closeHttp = async () => {
+      control?.close();
+      await app.close();
+    };
+  }
+  if (config.workers || mode === 'worker') runtime.deps.jobs.start();
+  logger.info({ mode, engine: runtime.deps.database.engine, port: mode === 'serve' ? config.port : undefined }, 'recaudo started');
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

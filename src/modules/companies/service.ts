@@ -1,0 +1,71 @@
+import type { Executor } from '../../platform/db/database.ts';
+import { inTransaction } from '../../platform/db/database.ts';
+import type { Environment } from '../../platform/db/schema.ts';
+import { issueKey } from '../../platform/auth/api-keys.ts';
+import { prefixedId } from '../../platform/ids.ts';
+
+/** Operator actions on companies and keys, shared by the CLI and the running server's control socket. */
+export interface CreateCompanyInput {
+  name: string;
+  nit?: string;
+  features?: string[];
+}
+
+export interface CreatedCompany {
+  company: { id: string; name: string; nit: string | null; features: string[]; created_at: string };
+  keys: { test: string; live: string };
+  publishable_keys: { test: string; live: string };
+}
+
+export class OperatorInputError extends Error {}
+
+export function validateCompanyInput(input: CreateCompanyInput): void {
+  if (!input.name || input.name.trim().length === 0 || input.name.length > 255) {
+    throw new OperatorInputError('--name is required (1 to 255 characters)');
+  }
+  if (input.nit !== undefined && !/^\d{5,15}(-\d)?$/.test(input.nit)) {
+    throw new OperatorInputError('--nit must be digits (optionally followed by -check digit)');
+  }
+  for (const f of input.features ?? []) {
+    if (!/^[a-z][a-z0-9_-]{1,49}$/.test(f)) throw new OperatorInputError(`invalid feature name "${f}"`);
+  }
+}
+
+export async function createCompany(db: Executor, input: CreateCompanyInput, now: Date): Promise<CreatedCompany> {
+  validateCompanyInput(input);
+  return inTransaction(db, async (trx) => {
+    const id = prefixedId('cmp', now.getTime());
+    const features = [...new Set(input.features ?? [])];
+    await trx
+      .insertInto('companies')
+      .values({ id, name: input.name.trim(), nit: input.nit ?? null, features: JSON.stringify(features), created_at: now })
+      .execute();
+    const keys = { test: '', live: '' };
+    const publishable = { test: '', live: '' };
+    for (const env of ['test', 'live'] as const) {
+      keys[env] = (await issueKey(trx, id, env, 'secret', now)).key;
+      publishable[env] = (await issueKey(trx, id, env, 'publishable', now)).key;
+    }
+    return {
+      company: { id, name: input.name.trim(), nit: input.nit ?? null, features, created_at: now.toISOString() },
+      keys,
+      publishable_keys: publishable,
+    };
+  });
+}
+
+export async function rotateKey(
+  db: Executor,
+  companyId: string,
+  environment: Environment,
+  now: Date,
+  kind: 'secret' | 'publishable' = 'secret',
+): Promise<{ company: { id: string }; environment: Environment; kind: string; key: string }> {
+  if (environment !== 'test' && environment !== 'live') throw new OperatorInputError('--env must be test or live');
+  return inTransaction(db, async (trx) => {
+    const company = await trx.selectFrom('companies').select('id').where('id', '=', companyId).executeTakeFirst();
+    if (!company) throw new OperatorInputError(`company ${companyId} does not exist`);
+    const { key } = await issueKey(trx, companyId, environment, kind, now);
+    return { company: { id: companyId }, environment, kind, key };
+  });
+}

@@ -1,0 +1,84 @@
+import { createHash } from 'node:crypto';
+import type { Executor } from '../db/database.ts';
+import type { Environment } from '../db/schema.ts';
+import type { Caller } from '../context.ts';
+import { prefixedId, randomToken } from '../ids.ts';
+
+// 40 base62 characters ≈ 238 bits of entropy.
+const KEY_RANDOM_CHARS = 40;
+const KEY_RE = /^(sk|pk)_(test|live)_[A-Za-z0-9]+$/;
+
+export type KeyKind = 'secret' | 'publishable';
+
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+export function generateKey(kind: KeyKind, environment: Environment): string {
+  return `${kind === 'secret' ? 'sk' : 'pk'}_${environment}_${randomToken(KEY_RANDOM_CHARS)}`;
+}
+
+export function looksLikeKey(key: string): boolean {
+  return KEY_RE.test(key) && key.length <= 200;
+}
+
+/** Issues a new key and revokes the previous ones of the same kind and environment. */
+export async function issueKey(
+  db: Executor,
+  companyId: string,
+  environment: Environment,
+  kind: KeyKind,
+  now: Date,
+): Promise<{ id: string; key: string }> {
+  const key = generateKey(kind, environment);
+  await db
+    .updateTable('api_keys')
+    .set({ revoked_at: now })
+    .where('company_id', '=', companyId)
+    .where('environment', '=', environment)
+    .where('kind', '=', kind)
+    .where('revoked_at', 'is', null)
+    .execute();
+  const id = prefixedId('key');
+  await db
+    .insertInto('api_keys')
+    .values({ id, company_id: companyId, environment, kind, key_hash: hashKey(key), key_hint: key.slice(0, 12), created_at: now })
+    .execute();
+  return { id, key };
+}
+
+/**
+ * Resolves keys to callers with a short-lived cache: the hot path costs no query, and a rotated
+ * key stops working within `ttlMs` in every process.
+ */
+export class KeyResolver {
+  private cache = new Map<string, { caller: Caller | null; expires: number }>();
+  constructor(
+    private db: Executor,
+    private ttlMs = 5_000,
+  ) {}
+
+  async resolve(key: string): Promise<Caller | null> {
+    if (!looksLikeKey(key)) return null;
+    const hash = hashKey(key);
+    const now = Date.now();
+    const hit = this.cache.get(hash);
+    if (hit && hit.expires > now) return hit.caller;
+    const row = await this.db
+      .selectFrom('api_keys')
+      .select(['id', 'company_id', 'environment', 'kind'])
+      .where('key_hash', '=', hash)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    const caller: Caller | null = row
+      ? { companyId: row.company_id, environment: row.environment, keyId: row.id, keyKind: row.kind }
+      : null;
+    if (this.cache.size > 10_000) this.cache.clear();
+    this.cache.set(hash, { caller, expires: now + this.ttlMs });
+    return caller;
+  }
+
+  forget(): void {
+    this.cache.clear();
+  }
+}

@@ -1,0 +1,34 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import type { Clock } from './clock.ts';
+import type { Database, Executor } from './db/database.ts';
+import type { Environment } from './db/schema.ts';
+import type { JobQueue } from './jobs/queue.ts';
+
+/** Process-wide dependencies, built once in main.ts (or by the test harness). */
+export interface AppDeps {
+  config: Config;
+  database: Database;
+  clock: Clock;
+  logger: Logger;
+  jobs: JobQueue;
+}
+
+/** Who is calling: resolved from the API key by the auth hook. */
+export interface Caller {
+  companyId: string;
+  environment: Environment;
+  keyId: string;
+  keyKind: 'secret' | 'publishable';
+}
+
+/**
+ * What a service needs for one request: the caller's scope, the executor to use (the request's
+ * idempotency transaction for POSTs, the pool otherwise), and work to run after commit.
+ */
+export interface RequestContext extends Caller {
+  isTest: boolean;
+  db: Executor;
+  deps: AppDeps;
+  afterCommit(fn: () => void): void;
+}

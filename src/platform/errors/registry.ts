@@ -1,0 +1,71 @@
+/**
+ * The one registry of coded errors. SPEC.md codes first, exactly as written there; then the
+ * platform codes Recaudo adds for situations SPEC.md leaves open (documented in docs/errors.md).
+ * `code: null` means the error has a code_name but no numeric code (as SPEC.md shows).
+ */
+export interface ErrorDef {
+  code: number | string | null;
+  codeName: string | null;
+  status: number;
+  message: string;
+}
+
+function def(code: number | string | null, codeName: string | null, status: number, message: string): ErrorDef {
+  return { code, codeName, status, message };
+}
+
+export const Errors = {
+  // SPEC.md "Coded errors"
+  unauthenticated: def(10000, 'unauthenticated', 401, 'Authentication is required: send Authorization: Bearer <API key>.'),
+  validation_error: def(10001, 'validation_error', 422, 'The request has invalid or missing fields.'),
+  record_not_found: def(10002, 'record_not_found', 404, 'The record does not exist.'),
+  idempotency_error: def(10003, 'idempotency_error', 409, 'The x-idempotency header is required on this request.'),
+  not_found: def(10004, 'not_found', 404, 'The webhook does not exist.'),
+  card_cvv: def(10102, 'card_cvv', 422, 'The card security code is invalid.'),
+  card_number: def(10104, 'card_number', 422, 'The card number is invalid.'),
+  card_expired: def(10122, 'card_expired', 422, 'The card expiry date is invalid.'),
+  customer_data_invalid: def(10126, 'customer_data_invalid', 422, 'The document, its type or the phone does not match the wallet account.'),
+  transaction_otp_invalid: def(10136, 'transaction_otp_invalid', 422, 'The OTP is wrong; the request is now failed.'),
+  request_to_pay_not_available: def(10140, 'request_to_pay_not_available', 422, 'The id is not a walletb request.'),
+  request_to_pay_in_progress: def(10141, 'request_to_pay_in_progress', 422, 'An open request to pay already exists.'),
+  transaction_otp_expired: def(10148, 'transaction_otp_expired', 422, 'The OTP expired; the request is now failed.'),
+  charge_refunded: def(10805, 'charge_refunded', 422, 'The charge is already refunded or a refund is in progress.'),
+  charge_is_test: def(10806, 'charge_is_test', 422, 'A test charge cannot be refunded.'),
+  charge_is_not_paid: def(10807, 'charge_is_not_paid', 422, 'The charge is not paid.'),
+  charge_not_cancellable: def(10808, 'charge_not_cancellable', 422, 'Only created or processing charges can be cancelled.'),
+  cant_cancel_payment: def(15001, 'cant_cancel_payment', 422, 'The payment belongs to a utility-service invoice and cannot be cancelled.'),
+  cant_retry_payment: def(15002, 'cant_retry_payment', 422, 'The payment is in a state that cannot be resent.'),
+  payment_already_paid: def(15003, 'payment_already_paid', 422, 'The payment is already paid.'),
+  payment_cancelled: def(15004, 'payment_cancelled', 422, 'The payment is already cancelled.'),
+  payment_charge_in_progress: def(15004, 'payment_charge_in_progress', 422, 'A payment attempt is in progress; retry after it ends.'),
+  banklink_payment_duplicate: def(15005, 'banklink_payment_duplicate', 429, 'A banklink charge for the same customer, bank and amount was created less than 2 minutes ago.'),
+  cant_update_payment: def(15007, 'cant_update_payment', 422, 'The payment state no longer allows updates.'),
+  charge_persistence_lost: def(90005, 'charge_persistence_lost', 503, 'The charge was processed but saving it was not confirmed; search by external_id before retrying with a new idempotency value.'),
+  qr_generation_failed: def(90100, 'qr_generation_failed', 400, 'The instant-key registration or QR generation failed; no charge was created.'),
+  environment_key_mismatch: def(null, 'environment_key_mismatch', 404, 'The record belongs to the other environment than the key used.'),
+
+  // SPEC.md "Invoicing errors" (string codes)
+  customer_not_invoiceable: def('customer_not_invoiceable', 'customer_not_invoiceable', 422, 'The customer lacks data required to invoice.'),
+  invalid_invoice_line: def('invalid_invoice_line', 'invalid_invoice_line', 422, 'An invoice line cannot be resolved.'),
+  credit_note_not_issuable: def('credit_note_not_issuable', 'credit_note_not_issuable', 422, 'The credit note cannot be issued.'),
+  resolution_not_activatable: def('resolution_not_activatable', 'resolution_not_activatable', 422, 'The resolution is expired or has no folios left.'),
+  invoice_not_stampable: def('invoice_not_stampable', 'invoice_not_stampable', 422, 'The invoice cannot be stamped.'),
+
+  // SPEC.md "Errors without a code"
+  invalid_list_query: def(null, null, 400, 'A filter or sort is not allowed on this endpoint.'),
+  rate_limited: def(null, null, 429, 'Too many requests; retry after the number of seconds in Retry-After.'),
+  test_only: def(null, null, 403, 'This endpoint is only for test resources with a test key.'),
+  feature_disabled: def(null, null, 403, 'This feature is not enabled for the company.'),
+
+  // Platform codes Recaudo adds where SPEC.md is silent (docs/errors.md)
+  malformed_json: def(10005, 'malformed_json', 400, 'The request body is not valid JSON.'),
+  unsupported_media_type: def(10006, 'unsupported_media_type', 415, 'The request body must be application/json.'),
+  payload_too_large: def(10007, 'payload_too_large', 413, 'The request body exceeds 1 MB.'),
+  route_not_found: def(10008, 'route_not_found', 404, 'No such endpoint.'),
+  idempotency_key_reused: def(10003, 'idempotency_error', 409, 'This x-idempotency value was already used with a different request.'),
+  idempotency_key_invalid: def(10003, 'idempotency_error', 409, 'The x-idempotency value must be 1 to 255 printable ASCII characters.'),
+  service_unavailable: def(10009, 'service_unavailable', 503, 'The service is shutting down or the database is unreachable; retry shortly.'),
+  internal_error: def(10500, 'internal_error', 500, 'An unexpected error occurred; it has been logged with the request id.'),
+} as const satisfies Record<string, ErrorDef>;
+
+export type ErrorName = keyof typeof Errors;

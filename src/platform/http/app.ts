@@ -1,0 +1,211 @@
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { sql } from 'kysely';
+import type { AppDeps, Caller, RequestContext } from '../context.ts';
+import { KeyResolver } from '../auth/api-keys.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { errorHandler } from './errors.ts';
+import { randomToken } from '../ids.ts';
+import {
+  abandonIdempotency,
+  claimIdempotencyKey,
+  requireIdempotencyKey,
+  settleIdempotency,
+  type IdempotencyState,
+} from '../idempotency/idempotency.ts';
+import { MemoryRateLimiter, PostgresRateLimiter, type RateLimiter } from '../rate-limit/rate-limit.ts';
+
+export type AuthMode = 'secret' | 'publishable' | 'none';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Who may call the route; default 'secret'. */
+    auth?: AuthMode;
+    /** POST routes are idempotent (x-idempotency required) unless this is false. */
+    idempotent?: boolean;
+  }
+  interface FastifyRequest {
+    caller: Caller | null;
+    ctx: RequestContext;
+    idempotency: IdempotencyState | null;
+    afterCommitTasks: (() => void)[] | null;
+  }
+}
+
+export type App = FastifyInstance;
+export type ModuleRegistrar = (app: FastifyInstance, deps: AppDeps) => void | Promise<void>;
+
+const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
+const API_VERSION = '0.1.0';
+
+export interface RouteInfo {
+  method: string;
+  url: string;
+  auth: AuthMode;
+  idempotent: boolean;
+}
+
+export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promise<{ app: FastifyInstance; routes: RouteInfo[]; keys: KeyResolver }> {
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    bodyLimit: 1_048_576,
+    requestIdLogLabel: 'request_id',
+    genReqId: (req) => {
+      const incoming = req.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID_RE.test(incoming) ? incoming : `req_${randomToken(20)}`;
+    },
+    disableRequestLogging: true,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+  }).withTypeProvider<ZodTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  // Responses are shaped by the modules' mappers; validating them costs throughput, so it is a test-time check.
+  if (process.env.VALIDATE_RESPONSES === '1') app.setSerializerCompiler(serializerCompiler);
+  else app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+
+  // A POST with an empty body is an empty JSON object (refund, cancel, activate...).
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    const text = body as string;
+    if (text.trim() === '') return done(null, {});
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(new ApiError('malformed_json'), undefined);
+    }
+  });
+
+  const keys = new KeyResolver(deps.database.db);
+  const limiter: RateLimiter = deps.database.engine === 'postgres' ? new PostgresRateLimiter(deps.database) : new MemoryRateLimiter();
+  const routes: RouteInfo[] = [];
+
+  app.decorateRequest('caller', null);
+  app.decorateRequest('ctx', null as unknown as RequestContext);
+  app.decorateRequest('idempotency', null);
+  app.decorateRequest('afterCommitTasks', null);
+
+  app.addHook('onRoute', (route) => {
+    if (!route.url.startsWith('/v1/') || route.method === 'HEAD') return;
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) {
+      if (method === 'HEAD') continue;
+      routes.push({
+        method,
+        url: route.url,
+        auth: route.config?.auth ?? 'secret',
+        idempotent: method === 'POST' && route.config?.idempotent !== false,
+      });
+    }
+  });
+
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    req.log.info({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+  });
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((req, reply) => errorHandler(new ApiError('route_not_found'), req, reply));
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Recaudo API', version: API_VERSION, description: 'Payment collection and electronic invoicing for Colombian companies.' },
+      servers: [{ url: deps.config.baseUrl }],
+      components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'sk_test_… or sk_live_…' } } },
+      security: [{ apiKey: [] }],
+    },
+    transform: jsonSchemaTransform,
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } });
+
+  app.get('/health', { schema: { hide: true } }, async (_req, reply) => {
+    try {
+      await sql`select 1`.execute(deps.database.db);
+      return { status: 'ok', database: 'ok', engine: deps.database.engine };
+    } catch {
+      return reply.code(503).send({ status: 'unavailable', database: 'unreachable' });
+    }
+  });
+
+  await app.register(
+    async (v1) => {
+      v1.get('/openapi.json', { schema: { hide: true }, config: { auth: 'none' } }, async () => app.swagger());
+
+      v1.addHook('onRequest', async (req, reply) => {
+        const mode = req.routeOptions.config?.auth ?? 'secret';
+        if (mode === 'none' || !req.routeOptions.url) return;
+        const header = req.headers.authorization;
+        const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+        if (!match) throw new ApiError('unauthenticated');
+        const caller = await keys.resolve(match[1]);
+        const wanted = mode === 'publishable' ? 'publishable' : 'secret';
+        if (!caller || caller.keyKind !== wanted) throw new ApiError('record_not_found', { message: 'The API key is invalid.' });
+        req.caller = caller;
+
+        const limit = caller.environment === 'live' ? deps.config.rateLimitLive : deps.config.rateLimitTest;
+        const decision = await limiter.hit(caller.keyId, limit, 1000, Date.now());
+        reply.header('x-ratelimit-limit', String(decision.limit));
+        reply.header('x-ratelimit-remaining', String(decision.remaining));
+        if (!decision.allowed) {
+          throw new ApiError('rate_limited', { headers: { 'retry-after': String(decision.retryAfterSeconds) } });
+        }
+        if (req.method === 'POST' && req.routeOptions.config?.idempotent !== false) requireIdempotencyKey(req);
+
+        const tasks: (() => void)[] = [];
+        req.afterCommitTasks = tasks;
+        req.ctx = {
+          ...caller,
+          isTest: caller.environment === 'test',
+          db: deps.database.db,
+          deps,
+          afterCommit: (fn) => tasks.push(fn),
+        };
+      });
+
+      // Bodiless POST/PUT/DELETE validate as an empty object.
+      v1.addHook('preValidation', async (req) => {
+        if (req.body === undefined && req.method !== 'GET') (req as FastifyRequest & { body: unknown }).body = {};
+      });
+
+      v1.addHook('preHandler', async (req, reply) => {
+        if (req.method !== 'POST' || !req.caller || req.routeOptions.config?.idempotent === false) return;
+        const key = requireIdempotencyKey(req);
+        const state = await claimIdempotencyKey(deps, req, reply, req.caller, key);
+        if (!state) return; // replayed: reply already sent
+        req.idempotency = state;
+        req.ctx.db = state.trx;
+      });
+
+      v1.addHook('onSend', async (req, reply, payload) => {
+        if (req.idempotency && req.caller) await settleIdempotency(deps, req.idempotency, req.caller, reply.statusCode, payload);
+        return payload;
+      });
+
+      v1.addHook('onResponse', async (req, reply) => {
+        if (req.idempotency) await abandonIdempotency(req.idempotency);
+        if (reply.statusCode < 400 && req.afterCommitTasks) {
+          for (const task of req.afterCommitTasks) {
+            try {
+              task();
+            } catch (error) {
+              req.log.error({ err: error }, 'after-commit task failed');
+            }
+          }
+        }
+      });
+      v1.addHook('onRequestAbort', async (req) => {
+        if (req.idempotency) await abandonIdempotency(req.idempotency);
+      });
+
+      for (const register of modules) await register(v1, deps);
+    },
+    { prefix: '/v1' },
+  );
+
+  return { app: app as unknown as FastifyInstance, routes, keys };
+}

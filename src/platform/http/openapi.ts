@@ -1,0 +1,26 @@
+import { z } from 'zod';
+
+/** The error envelope of SPEC.md, for the OpenAPI document. */
+export const errorEnvelope = z.object({
+  message: z.string(),
+  code: z.union([z.number().int(), z.string()]).optional(),
+  code_name: z.string().optional(),
+  errors: z.record(z.string(), z.array(z.string())).optional(),
+});
+
+const DESCRIPTIONS: Record<number, string> = {
+  400: 'Filter or sort not allowed, or malformed JSON',
+  401: 'unauthenticated (10000)',
+  403: 'Not allowed for this key or resource',
+  404: 'record_not_found (10002) or environment_key_mismatch; an invalid key is also 404',
+  409: 'idempotency_error (10003)',
+  422: 'validation_error (10001) with errors by field',
+  429: 'Rate limit exceeded',
+  503: 'Temporarily unavailable',
+};
+
+export function errorResponses(...statuses: number[]): Record<number, typeof errorEnvelope> {
+  const out: Record<number, typeof errorEnvelope> = {};
+  for (const s of statuses) out[s] = errorEnvelope.describe(DESCRIPTIONS[s] ?? 'Error') as typeof errorEnvelope;
+  return out;
+}

@@ -1,0 +1,123 @@
+import { createHash } from 'node:crypto';
+import { sql, type ControlledTransaction } from 'kysely';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { DB } from '../db/schema.ts';
+import type { AppDeps } from '../context.ts';
+import { ApiError } from '../errors/api-error.ts';
+
+/** SPEC.md: a successful response is replayed for one minute; after that the key runs again. */
+export const IDEMPOTENCY_WINDOW_MS = 60_000;
+const KEY_RE = /^[\x20-\x7e]{1,255}$/;
+
+export function readIdempotencyKey(req: FastifyRequest): string | undefined {
+  const raw = req.headers['x-idempotency'] ?? req.headers['idempotency-key'];
+  const value = Array.isArray(raw) ? raw[0] : raw;
+  return value === undefined || value === '' ? undefined : value;
+}
+
+/** Throws 409 when the header is missing or unusable. Runs before body validation. */
+export function requireIdempotencyKey(req: FastifyRequest): string {
+  const key = readIdempotencyKey(req);
+  if (key === undefined) throw new ApiError('idempotency_error');
+  if (!KEY_RE.test(key)) throw new ApiError('idempotency_key_invalid');
+  return key;
+}
+
+function fingerprint(req: FastifyRequest): string {
+  const path = req.url.split('?')[0];
+  return createHash('sha256')
+    .update(`${req.method} ${path}\n`)
+    .update(JSON.stringify(req.body ?? {}))
+    .digest('hex');
+}
+
+export interface IdempotencyState {
+  trx: ControlledTransaction<DB>;
+  key: string;
+  settled: boolean;
+}
+
+/**
+ * Opens the request's transaction and claims the key inside it. A concurrent duplicate blocks on
+ * the key's unique index until the first request commits (then it replays the stored response) or
+ * rolls back (then it runs itself). Returns null when the response was replayed.
+ */
+export async function claimIdempotencyKey(
+  deps: AppDeps,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  scope: { companyId: string; environment: 'test' | 'live' },
+  key: string,
+): Promise<IdempotencyState | null> {
+  const print = fingerprint(req);
+  const now = deps.clock.now();
+  const cutoff = new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS);
+  const trx = await deps.database.db.startTransaction().execute();
+  try {
+    const claimed = await trx
+      .insertInto('idempotency_keys')
+      .values({ company_id: scope.companyId, environment: scope.environment, key, fingerprint: print, status_code: null, response_body: null, completed_at: null })
+      .onConflict((oc) =>
+        oc
+          .columns(['company_id', 'environment', 'key'])
+          .doUpdateSet({ fingerprint: print, status_code: null, response_body: null, completed_at: null })
+          .where('idempotency_keys.completed_at', '<', cutoff),
+      )
+      .returning(sql<number>`1`.as('ok'))
+      .executeTakeFirst();
+    if (claimed) return { trx, key, settled: false };
+
+    const existing = await trx
+      .selectFrom('idempotency_keys')
+      .select(['fingerprint', 'status_code', 'response_body'])
+      .where('company_id', '=', scope.companyId)
+      .where('environment', '=', scope.environment)
+      .where('key', '=', key)
+      .executeTakeFirst();
+    await trx.rollback().execute();
+    if (!existing || existing.status_code === null) {
+      // Cannot happen with committed rows; treat like a lost race and let the client retry.
+      throw new ApiError('service_unavailable');
+    }
+    if (existing.fingerprint !== print) throw new ApiError('idempotency_key_reused');
+    reply
+      .code(existing.status_code)
+      .header('content-type', 'application/json; charset=utf-8')
+      .header('idempotent-replayed', 'true');
+    await reply.send(existing.response_body ?? '');
+    return null;
+  } catch (error) {
+    if (!trx.isCommitted && !trx.isRolledBack) await trx.rollback().execute().catch(() => {});
+    throw error;
+  }
+}
+
+/** Stores a successful response with the request's own commit; anything else rolls back. */
+export async function settleIdempotency(
+  deps: AppDeps,
+  state: IdempotencyState,
+  scope: { companyId: string; environment: 'test' | 'live' },
+  statusCode: number,
+  payload: unknown,
+): Promise<void> {
+  if (state.settled) return;
+  state.settled = true;
+  if (statusCode >= 400) {
+    await state.trx.rollback().execute();
+    return;
+  }
+  await state.trx
+    .updateTable('idempotency_keys')
+    .set({ status_code: statusCode, response_body: typeof payload === 'string' ? payload : '', completed_at: deps.clock.now() })
+    .where('company_id', '=', scope.companyId)
+    .where('environment', '=', scope.environment)
+    .where('key', '=', state.key)
+    .execute();
+  await state.trx.commit().execute();
+}
+
+export async function abandonIdempotency(state: IdempotencyState): Promise<void> {
+  if (state.settled) return;
+  state.settled = true;
+  await state.trx.rollback().execute().catch(() => {});
+}

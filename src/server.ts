@@ -1,0 +1,57 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import type { Runtime } from './runtime.ts';
+import { buildApp, type RouteInfo } from './platform/http/app.ts';
+import { modules } from './modules/index.ts';
+import { createCompany, rotateKey, OperatorInputError } from './modules/companies/service.ts';
+import type { KeyResolver } from './platform/auth/api-keys.ts';
+
+export async function createHttpApp(runtime: Runtime): Promise<{ app: FastifyInstance; routes: RouteInfo[]; keys: KeyResolver }> {
+  const built = await buildApp(runtime.deps, modules);
+  await built.app.ready();
+  return built;
+}
+
+/**
+ * The control socket lets the CLI act on an embedded data directory that this server owns,
+ * instead of opening it a second time. It is a Unix socket readable only by this user.
+ */
+export function startControlSocket(runtime: Runtime, socketPath: string, keys: KeyResolver): http.Server {
+  try {
+    fs.unlinkSync(socketPath);
+  } catch {
+    /* none left over */
+  }
+  const server = http.createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const send = (status: number, body: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    try {
+      const input = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : {};
+      const { db } = runtime.deps.database;
+      const now = runtime.deps.clock.now();
+      if (req.method === 'POST' && req.url === '/companies') return send(200, await createCompany(db, input, now));
+      if (req.method === 'POST' && req.url === '/keys/rotate') {
+        const out = await rotateKey(db, input.company, input.env, now, input.kind);
+        keys.forget();
+        return send(200, out);
+      }
+      send(404, { error: 'unknown command' });
+    } catch (error) {
+      send(error instanceof OperatorInputError ? 400 : 500, { error: (error as Error).message });
+    }
+  });
+  server.listen(socketPath, () => {
+    try {
+      fs.chmodSync(socketPath, 0o600);
+    } catch {
+      /* best effort */
+    }
+  });
+  server.unref();
+  return server;
+}
