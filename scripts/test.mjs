@@ -10,7 +10,10 @@ import pg from 'pg';
 const roots = process.argv.slice(2).length ? process.argv.slice(2) : ['src', 'test'];
 function collect(p, out) {
   const stat = fs.statSync(p);
-  if (stat.isFile()) return p.endsWith('.test.ts') ? out.push(p) : out;
+  if (stat.isFile()) {
+    if (p.endsWith('.test.ts')) out.push(p);
+    return out;
+  }
   for (const entry of fs.readdirSync(p)) if (entry !== 'node_modules') collect(path.join(p, entry), out);
   return out;
 }

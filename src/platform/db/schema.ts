@@ -103,6 +103,8 @@ export interface BanksTable {
   priority: number;
   instructions: string;
   is_platform: boolean;
+  logo_text: string;
+  logo_color: string;
 }
 
 export type AccountSubtype = 'SAVINGS' | 'CHECKING' | 'ELECTRONIC_DEPOSIT' | 'KEY' | 'WALLET';

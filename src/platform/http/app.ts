@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -51,12 +51,11 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
   const app = Fastify({
     loggerInstance: deps.logger,
     bodyLimit: 1_048_576,
-    requestIdLogLabel: 'request_id',
+    logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];
       return typeof incoming === 'string' && REQUEST_ID_RE.test(incoming) ? incoming : `req_${randomToken(20)}`;
     },
-    disableRequestLogging: true,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
@@ -68,10 +67,15 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
   else app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
   // A POST with an empty body is an empty JSON object (refund, cancel, activate...).
-  app.removeContentTypeParser('application/json');
+  // JSON only: any other content type is 415 unsupported_media_type.
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
     const text = body as string;
     if (text.trim() === '') return done(null, {});
+    // PostgreSQL text cannot hold NUL; refuse it here rather than fail deep in a query.
+    if (text.includes('\\u0000') || text.includes('\u0000')) {
+      return done(new ApiError('validation_error', { errors: { body: ['must not contain NUL (\\u0000) characters'] } }), undefined);
+    }
     try {
       done(null, JSON.parse(text));
     } catch {
@@ -104,6 +108,7 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
 
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
+    if (/%00/.test(req.url)) throw new ApiError('validation_error', { errors: { url: ['must not contain NUL (%00) characters'] } });
   });
   app.addHook('onResponse', async (req, reply) => {
     req.log.info({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');

@@ -1,0 +1,100 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHarness, expectError, send, type Company, type Harness } from './harness.ts';
+import { Errors } from '../src/platform/errors/registry.ts';
+
+describe('platform behaviour', () => {
+  let h: Harness;
+  let co: Company;
+  before(async () => {
+    h = await createHarness();
+    co = await h.company();
+  });
+  after(() => h.close());
+
+  test('health, OpenAPI document and docs', async () => {
+    const health = await send(h.app, { url: '/health' });
+    assert.equal(health.status, 200);
+    assert.equal(health.body.status, 'ok');
+    const doc = await send(h.app, { url: '/v1/openapi.json' });
+    assert.equal(doc.status, 200);
+    assert.equal(doc.body.openapi, '3.1.0');
+    for (const route of h.routes.filter((r) => r.auth !== 'none')) {
+      const path = route.url.replace(/^\/v1/, '').replace(/:([A-Za-z_]+)/g, '{$1}');
+      const inDoc = doc.body.paths[`/v1${path}`] ?? doc.body.paths[path];
+      assert.ok(inDoc?.[route.method.toLowerCase()], `${route.method} ${route.url} is in the OpenAPI document`);
+    }
+    const docs = await h.app.inject({ method: 'GET', url: '/docs/' });
+    assert.equal(docs.statusCode, 200);
+    assert.match(docs.body, /swagger/i);
+  });
+
+  test('every response carries x-request-id, and an incoming one is kept', async () => {
+    const res = await co.req({ url: '/v1/customers', headers: { 'x-request-id': 'trace-abc-123' } });
+    assert.equal(res.headers['x-request-id'], 'trace-abc-123');
+    const unknown = await send(h.app, { url: '/v1/nothing-here' });
+    assert.ok(unknown.headers['x-request-id']);
+  });
+
+  test('malformed JSON, wrong content type, oversize body and unknown routes are coded 4xx', async () => {
+    expectError(await co.req({ url: '/v1/customers', body: '{"first_name": ' }), 400, 'malformed_json', 10005);
+    expectError(await co.req({ url: '/v1/customers', body: 'first_name=Ana', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415, 'unsupported_media_type', 10006);
+    expectError(await co.req({ url: '/v1/customers', body: 'hello', headers: { 'content-type': 'text/plain' } }), 415, 'unsupported_media_type', 10006);
+    const big = JSON.stringify({ first_name: 'A', metadata: { blob: 'x'.repeat(1_100_000) } });
+    expectError(await co.req({ url: '/v1/customers', body: big }), 413, 'payload_too_large', 10007);
+    expectError(await co.req({ url: '/v1/does-not-exist' }), 404, 'route_not_found', 10008);
+    expectError(await co.req({ method: 'PATCH', url: '/v1/customers' }), 404, 'route_not_found', 10008);
+    const arrayBody = await co.req({ url: '/v1/customers', body: '[1,2]' });
+    expectError(arrayBody, 422, 'validation_error', 10001);
+    const list = await co.req({ url: '/v1/customers' });
+    assert.equal(list.body.total, 0, 'rejected requests stored nothing');
+  });
+
+  test('a POST without body and without content type is an empty object', async () => {
+    const res = await co.req({ url: '/v1/customers', method: 'POST' });
+    // Empty body reaches validation (first_name missing), not a parse error.
+    expectError(res, 422, 'validation_error', 10001);
+    assert.ok(res.body.errors.first_name);
+  });
+
+  test('error registry holds every SPEC.md code exactly', () => {
+    const spec: [string, number | null, number][] = [
+      ['unauthenticated', 10000, 401], ['validation_error', 10001, 422], ['record_not_found', 10002, 404], ['idempotency_error', 10003, 409],
+      ['not_found', 10004, 404], ['card_cvv', 10102, 422], ['card_number', 10104, 422], ['card_expired', 10122, 422],
+      ['customer_data_invalid', 10126, 422], ['transaction_otp_invalid', 10136, 422], ['request_to_pay_not_available', 10140, 422],
+      ['request_to_pay_in_progress', 10141, 422], ['transaction_otp_expired', 10148, 422], ['charge_refunded', 10805, 422],
+      ['charge_is_test', 10806, 422], ['charge_is_not_paid', 10807, 422], ['charge_not_cancellable', 10808, 422],
+      ['cant_cancel_payment', 15001, 422], ['cant_retry_payment', 15002, 422], ['payment_already_paid', 15003, 422],
+      ['payment_cancelled', 15004, 422], ['payment_charge_in_progress', 15004, 422], ['banklink_payment_duplicate', 15005, 429],
+      ['cant_update_payment', 15007, 422], ['charge_persistence_lost', 90005, 503], ['qr_generation_failed', 90100, 400],
+      ['environment_key_mismatch', null, 404],
+    ];
+    for (const [name, code, status] of spec) {
+      const d = Errors[name as keyof typeof Errors];
+      assert.ok(d, name);
+      assert.equal(d.code, code, name);
+      assert.equal(d.codeName, name, name);
+      assert.equal(d.status, status, name);
+    }
+  });
+
+  test('rate limit per key with headers and Retry-After', async () => {
+    const limited = await createHarness({ RATE_LIMIT_TEST: '5' });
+    try {
+      const c = await limited.company();
+      const results = [];
+      for (let i = 0; i < 8; i++) results.push(await c.req({ url: '/v1/customers' }));
+      assert.equal(results[0].headers['x-ratelimit-limit'], '5');
+      assert.equal(results[0].headers['x-ratelimit-remaining'], '4');
+      const rejected = results.filter((r) => r.status === 429);
+      assert.ok(rejected.length >= 2, `expected 429s, got ${results.map((r) => r.status)}`);
+      assert.ok(Number(rejected[0].headers['retry-after']) >= 1);
+      assert.equal(rejected[0].headers['x-ratelimit-remaining'], '0');
+      // Another key has its own budget.
+      const other = await limited.company();
+      assert.equal((await other.req({ url: '/v1/customers' })).status, 200);
+    } finally {
+      await limited.close();
+    }
+  });
+});
