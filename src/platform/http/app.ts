@@ -110,6 +110,15 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
     reply.header('x-request-id', req.id);
     if (/%00/.test(req.url)) throw new ApiError('validation_error', { errors: { url: ['must not contain NUL (%00) characters'] } });
   });
+  // While shutting down, answers close their keep-alive connection so the server can finish.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_req, reply, payload) => {
+    if (closing) reply.header('connection', 'close');
+    return payload;
+  });
   app.addHook('onResponse', async (req, reply) => {
     req.log.info({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
   });
