@@ -98,3 +98,9 @@ describe('platform behaviour', () => {
     }
   });
 });
+
+test('docs/errors.md is generated from the registry and up to date', async () => {
+  const fs = await import('node:fs');
+  const { renderErrorsDoc } = await import('../scripts/errors-doc.ts');
+  assert.equal(fs.readFileSync('docs/errors.md', 'utf8'), renderErrorsDoc(), 'run: node --import tsx scripts/errors-doc.ts > docs/errors.md');
+});

@@ -1,0 +1,30 @@
+// Renders docs/errors.md from the error registry: `node --import tsx scripts/errors-doc.ts > docs/errors.md`.
+import { Errors } from '../src/platform/errors/registry.ts';
+
+export function renderErrorsDoc(): string {
+  const rows = Object.entries(Errors).map(
+    ([name, d]) => `| ${d.code ?? '(none)'} | ${d.codeName ?? '(none)'} | ${d.status} | \`${name}\` | ${d.message} |`,
+  );
+  return [
+    '# Errors',
+    '',
+    'Every error answers the envelope `{message, code, code_name, errors?}`. `code` is absent where',
+    'SPEC.md shows none (`environment_key_mismatch`, and the uncoded 400/403/429 of its "Errors without',
+    'a code" table). `errors` maps each field (dotted path, e.g. `address.city_code`) to a list of',
+    'messages. A 500 (`internal_error`, 10500) only ever means a bug; it is logged with the request id,',
+    'and the body never carries a stack trace.',
+    '',
+    'Codes 10005–10009 and 10500 are Recaudo\'s own, for situations SPEC.md leaves open (malformed',
+    'JSON, wrong content type, bodies over 1 MB, unknown routes, shutting down, bugs).',
+    '',
+    'This table is generated from `src/platform/errors/registry.ts` (`node --import tsx scripts/errors-doc.ts`);',
+    'a test fails when it is out of date.',
+    '',
+    '| code | code_name | HTTP | registry name | default message |',
+    '|---|---|---|---|---|',
+    ...rows,
+    '',
+  ].join('\n');
+}
+
+if (process.argv[1]?.endsWith('errors-doc.ts')) process.stdout.write(renderErrorsDoc());
