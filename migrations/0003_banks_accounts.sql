@@ -11,7 +11,10 @@ CREATE TABLE banks (
   connection_type text NOT NULL,
   priority integer NOT NULL,
   instructions text NOT NULL,
-  is_platform boolean NOT NULL DEFAULT false
+  is_platform boolean NOT NULL DEFAULT false,
+  -- The generated SVG logo: initials on a brand-like colour (src/modules/banks/logo.ts).
+  logo_text text NOT NULL,
+  logo_color text NOT NULL
 );
 
 CREATE TABLE accounts (
@@ -36,7 +39,7 @@ CREATE TABLE accounts (
 );
 CREATE UNIQUE INDEX accounts_id ON accounts (id);
 CREATE INDEX accounts_list ON accounts (company_id, environment, created_at, id) WHERE deleted_at IS NULL;
-CREATE INDEX accounts_customer ON accounts (company_id, environment, customer_id) WHERE deleted_at IS NULL;
+CREATE INDEX accounts_customer ON accounts (company_id, environment, customer_id, created_at, id) WHERE deleted_at IS NULL;
 
 CREATE TABLE connect_links (
   company_id text NOT NULL REFERENCES companies(id),

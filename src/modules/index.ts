@@ -1,13 +1,22 @@
 import type { AppDeps } from '../platform/context.ts';
 import type { Database } from '../platform/db/database.ts';
 import type { ModuleRegistrar } from '../platform/http/app.ts';
+import { accountRoutes } from './accounts/routes.ts';
+import { registerAccountJobs } from './accounts/service.ts';
+import { bankRoutes } from './banks/routes.ts';
+import { seedBanks } from './banks/service.ts';
+import { connectLinkRoutes } from './connect-links/routes.ts';
 import { customerRoutes } from './customers/routes.ts';
 
 /** Every domain module's routes, in one list the app factory registers under /v1. */
-export const modules: ModuleRegistrar[] = [customerRoutes];
+export const modules: ModuleRegistrar[] = [customerRoutes, bankRoutes, accountRoutes, connectLinkRoutes];
 
 /** Catalogues every install needs (banks...), upserted at start. */
-export async function seedCatalogues(_database: Database): Promise<void> {}
+export async function seedCatalogues(database: Database): Promise<void> {
+  await seedBanks(database.db);
+}
 
 /** Background job handlers of every module. */
-export function registerJobHandlers(_deps: AppDeps): void {}
+export function registerJobHandlers(deps: AppDeps): void {
+  registerAccountJobs(deps);
+}

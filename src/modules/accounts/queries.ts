@@ -1,0 +1,88 @@
+import type { Executor } from '../../platform/db/database.ts';
+import type { AccountStatus, Environment } from '../../platform/db/schema.ts';
+
+/** SQL only: the account joined with what its response embeds (bank and customer). */
+export function selectAccountViews(db: Executor, scope: { companyId: string; environment?: Environment }) {
+  let q = db
+    .selectFrom('accounts')
+    .leftJoin('banks', 'banks.id', 'accounts.bank_id')
+    .leftJoin('customers', (j) =>
+      j
+        .onRef('customers.company_id', '=', 'accounts.company_id')
+        .onRef('customers.environment', '=', 'accounts.environment')
+        .onRef('customers.id', '=', 'accounts.customer_id'),
+    )
+    .selectAll('accounts')
+    .select([
+      'banks.name as bank_name',
+      'banks.logo_text as bank_logo_text',
+      'banks.logo_color as bank_logo_color',
+      'banks.connection_type as bank_connection_type',
+      'customers.id as customer_ref',
+      'customers.first_name as customer_first_name',
+      'customers.last_name as customer_last_name',
+      'customers.email as customer_email',
+      'customers.phone as customer_phone',
+      'customers.document_type as customer_document_type',
+      'customers.document_number as customer_document_number',
+      'customers.created_at as customer_created_at',
+    ])
+    .where('accounts.company_id', '=', scope.companyId);
+  if (scope.environment) q = q.where('accounts.environment', '=', scope.environment);
+  return q;
+}
+
+export type AccountView = NonNullable<Awaited<ReturnType<ReturnType<typeof selectAccountViews>['executeTakeFirst']>>>;
+
+export async function findAccountView(db: Executor, scope: { companyId: string; environment?: Environment }, id: string) {
+  return selectAccountViews(db, scope).where('accounts.id', '=', id).executeTakeFirst();
+}
+
+/** Row lock on the account for a status change (serialises the job, /validate and DELETE). */
+export async function lockAccount(db: Executor, scope: { companyId: string; environment: Environment }, id: string) {
+  return db
+    .selectFrom('accounts')
+    .select(['id', 'status', 'deleted_at'])
+    .where('company_id', '=', scope.companyId)
+    .where('environment', '=', scope.environment)
+    .where('id', '=', id)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+export async function setAccountStatus(
+  db: Executor,
+  scope: { companyId: string; environment: Environment },
+  id: string,
+  from: AccountStatus,
+  to: AccountStatus,
+  at: Date,
+  deleted = false,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('accounts')
+    .set({ status: to, updated_at: at, ...(deleted ? { deleted_at: at } : {}) })
+    .where('company_id', '=', scope.companyId)
+    .where('environment', '=', scope.environment)
+    .where('id', '=', id)
+    .where('status', '=', from)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+export async function customerExists(db: Executor, scope: { companyId: string; environment: Environment }, id: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('customers')
+    .select('id')
+    .where('company_id', '=', scope.companyId)
+    .where('environment', '=', scope.environment)
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  return Boolean(row);
+}
+
+export async function companyExists(db: Executor, id: string): Promise<boolean> {
+  return Boolean(await db.selectFrom('companies').select('id').where('id', '=', id).executeTakeFirst());
+}
