@@ -51,6 +51,9 @@ CREATE TABLE events (
   id text NOT NULL,
   type text NOT NULL,
   data jsonb NOT NULL,
+  -- The exact delivery body ({id, event, created_at, is_test, data}), fixed at emit time so every
+  -- attempt sends (and signs) the same bytes, in the API's field order.
+  payload text NOT NULL,
   created_at timestamptz NOT NULL,
   PRIMARY KEY (company_id, environment, id)
 );

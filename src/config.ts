@@ -15,6 +15,24 @@ export interface Config {
   dbPoolSize: number;
   shutdownTimeoutMs: number;
   sandboxAccountDelayMs: number;
+  /** Offsets from a delivery's creation at which it is retried (ms), after the first attempt. */
+  webhookRetryScheduleMs: number[];
+  webhookTimeoutMs: number;
+  webhookConcurrency: number;
+  metricsToken: string | undefined;
+}
+
+// About 3 days in all: PRODUCT.md's example schedule, as offsets from the event.
+const DEFAULT_RETRY_SCHEDULE = '30s,2m,10m,30m,1h,3h,6h,12h,24h,48h,72h';
+
+function durationList(env: NodeJS.ProcessEnv, name: string, fallback: string): number[] {
+  const raw = env[name] || fallback;
+  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+  return raw.split(',').map((part) => {
+    const m = /^\s*(\d+)\s*(ms|s|m|h|d)?\s*$/.exec(part);
+    if (!m) throw new Error(`${name} must be a comma-separated list of durations like 30s,2m,1h; got "${raw}"`);
+    return Number(m[1]) * units[m[2] ?? 's'];
+  });
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
@@ -56,5 +74,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbPoolSize: int(env, 'DB_POOL_SIZE', 20, 1),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0),
     sandboxAccountDelayMs: int(env, 'SANDBOX_ACCOUNT_DELAY_MS', 2_000, 0),
+    webhookRetryScheduleMs: durationList(env, 'WEBHOOK_RETRY_SCHEDULE', DEFAULT_RETRY_SCHEDULE),
+    webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 30_000, 1),
+    webhookConcurrency: int(env, 'WEBHOOK_CONCURRENCY', 64, 1),
+    metricsToken: env.METRICS_TOKEN || undefined,
   };
 }

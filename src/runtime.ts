@@ -5,6 +5,7 @@ import { openDatabase, type Database } from './platform/db/database.ts';
 import { migrate } from './platform/db/migrate.ts';
 import { acquireLock, type LockInfo } from './platform/db/data-dir-lock.ts';
 import { JobQueue } from './platform/jobs/queue.ts';
+import { MetricsRegistry } from './platform/metrics.ts';
 import type { AppDeps } from './platform/context.ts';
 import { seedCatalogues, registerJobHandlers } from './modules/index.ts';
 
@@ -59,7 +60,7 @@ export async function createRuntime(
   }
   const clock = opts.clock ?? systemClock;
   const jobs = new JobQueue(database, clock, logger);
-  const deps: AppDeps = { config, database, clock, logger, jobs };
+  const deps: AppDeps = { config, database, clock, logger, jobs, metrics: new MetricsRegistry() };
   registerJobHandlers(deps);
   return {
     deps,

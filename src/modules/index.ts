@@ -7,9 +7,11 @@ import { bankRoutes } from './banks/routes.ts';
 import { seedBanks } from './banks/service.ts';
 import { connectLinkRoutes } from './connect-links/routes.ts';
 import { customerRoutes } from './customers/routes.ts';
+import { eventRoutes } from './events/routes.ts';
+import { registerWebhookWorkers, webhookRoutes } from './webhooks/routes.ts';
 
 /** Every domain module's routes, in one list the app factory registers under /v1. */
-export const modules: ModuleRegistrar[] = [customerRoutes, bankRoutes, accountRoutes, connectLinkRoutes];
+export const modules: ModuleRegistrar[] = [customerRoutes, bankRoutes, accountRoutes, connectLinkRoutes, webhookRoutes, eventRoutes];
 
 /** Catalogues every install needs (banks...), upserted at start. */
 export async function seedCatalogues(database: Database): Promise<void> {
@@ -19,4 +21,5 @@ export async function seedCatalogues(database: Database): Promise<void> {
 /** Background job handlers of every module. */
 export function registerJobHandlers(deps: AppDeps): void {
   registerAccountJobs(deps);
+  registerWebhookWorkers(deps);
 }

@@ -4,6 +4,7 @@ import type { Clock } from './clock.ts';
 import type { Database, Executor } from './db/database.ts';
 import type { Environment } from './db/schema.ts';
 import type { JobQueue } from './jobs/queue.ts';
+import type { MetricsRegistry } from './metrics.ts';
 
 /** Process-wide dependencies, built once in main.ts (or by the test harness). */
 export interface AppDeps {
@@ -12,6 +13,7 @@ export interface AppDeps {
   clock: Clock;
   logger: Logger;
   jobs: JobQueue;
+  metrics: MetricsRegistry;
 }
 
 /** Who is calling: resolved from the API key by the auth hook. */

@@ -48,6 +48,7 @@ export interface EventsTable {
   id: string;
   type: string;
   data: Json<Record<string, unknown>>;
+  payload: string;
   created_at: Timestamp;
 }
 

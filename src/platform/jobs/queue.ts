@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Database, Executor } from '../db/database.ts';
 import type { Clock } from '../clock.ts';
 import { prefixedId } from '../ids.ts';
+import { Poller } from './poller.ts';
 
 export type JobHandler = (payload: Record<string, unknown>, job: { id: string; attempts: number }) => Promise<void>;
 
@@ -14,21 +15,25 @@ export type JobHandler = (payload: Record<string, unknown>, job: { id: string; a
  */
 export class JobQueue {
   private handlers = new Map<string, JobHandler>();
-  private timer: NodeJS.Timeout | null = null;
-  private running = false;
+  private pollers: Poller[] = [];
   private stopping = false;
-  private inFlight: Promise<void> | null = null;
-  private wakeRequested = false;
 
   constructor(
     private database: Database,
     private clock: Clock,
     private logger: Logger,
     private opts: { pollMs?: number; leaseMs?: number; batch?: number } = {},
-  ) {}
+  ) {
+    this.pollers.push(new Poller('jobs', () => this.tick(), logger, opts.pollMs ?? 250));
+  }
 
   register(kind: string, handler: JobHandler): void {
     this.handlers.set(kind, handler);
+  }
+
+  /** Another background loop (webhook delivery...) started, woken and stopped with the queue. */
+  attach(poller: Poller): void {
+    this.pollers.push(poller);
   }
 
   async enqueue(db: Executor, kind: string, payload: Record<string, unknown>, runAt?: Date): Promise<string> {
@@ -41,43 +46,18 @@ export class JobQueue {
   }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
     this.stopping = false;
-    this.schedule(0);
+    for (const p of this.pollers) p.start();
   }
 
-  /** Ask for an immediate poll (after a commit that enqueued work). */
+  /** Ask every loop for an immediate poll (after a commit that created work). */
   wake(): void {
-    if (!this.running || this.stopping) return;
-    if (this.inFlight) {
-      this.wakeRequested = true;
-      return;
-    }
-    this.schedule(0);
+    for (const p of this.pollers) p.wake();
   }
 
   async stop(): Promise<void> {
     this.stopping = true;
-    this.running = false;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    if (this.inFlight) await this.inFlight;
-  }
-
-  private schedule(ms: number): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.inFlight = this.tick().then(() => undefined, (error) => this.logger.error({ err: error }, 'job poll failed')).finally(() => {
-        this.inFlight = null;
-        if (!this.running) return;
-        const again = this.wakeRequested;
-        this.wakeRequested = false;
-        this.schedule(again ? 0 : (this.opts.pollMs ?? 250));
-      });
-    }, ms);
-    this.timer.unref?.();
+    await Promise.all(this.pollers.map((p) => p.stop()));
   }
 
   /** Claims and runs due jobs until none are left. Exposed for tests that want to drain the queue. */

@@ -9,6 +9,8 @@ import { ApiError, validationError } from '../errors/api-error.ts';
 export interface ListSpec<F extends string, S extends string> {
   filters: readonly F[];
   sorts: readonly S[];
+  /** Filters that also take `filter[f][gte|gt|lte|lt]=value` (dates, amounts). */
+  ranges?: readonly F[];
   /** Extra per_page aliases (accounts accept `limit`). */
   perPageAliases?: readonly string[];
 }
@@ -17,6 +19,7 @@ export interface ListQuery<F extends string, S extends string> {
   page: number;
   perPage: number;
   filters: Partial<Record<F, string>>;
+  ranges: Partial<Record<F, Partial<Record<RangeOp, string>>>>;
   sort: { field: S; direction: 'asc' | 'desc' } | null;
 }
 
@@ -48,7 +51,10 @@ export function listQuerySchema<F extends string, S extends string>(spec: ListSp
       .optional()
       .describe(`one of ${spec.sorts.map((s) => `${s}, -${s}`).join(', ')}`);
   }
-  for (const f of spec.filters) shape[`filter[${f}]`] = z.string().optional();
+  for (const f of spec.filters) {
+    shape[`filter[${f}]`] = z.string().optional();
+    if (spec.ranges?.includes(f)) for (const op of ['gte', 'gt', 'lte', 'lt']) shape[`filter[${f}][${op}]`] = z.string().optional();
+  }
   return z.looseObject(shape);
 }
 
@@ -62,24 +68,30 @@ function positiveInt(raw: unknown, field: string, min: number, max: number): num
   return n;
 }
 
-const FILTER_KEY = /^filter\[([^\]]*)\]/;
+const FILTER_KEY = /^filter\[([^\]]*)\](?:\[(gte|gt|lte|lt)\])?$/;
+export type RangeOp = 'gte' | 'gt' | 'lte' | 'lt';
+export const RANGE_SQL: Record<RangeOp, '>=' | '>' | '<=' | '<'> = { gte: '>=', gt: '>', lte: '<=', lt: '<' };
 
 export function parseListQuery<F extends string, S extends string>(
   spec: ListSpec<F, S>,
   query: Record<string, unknown>,
 ): ListQuery<F, S> {
   const filters: Partial<Record<F, string>> = {};
+  const ranges: Partial<Record<F, Partial<Record<RangeOp, string>>>> = {};
   const unknown: Record<string, string[]> = {};
   for (const [key, value] of Object.entries(query)) {
+    if (!key.startsWith('filter[') && !key.startsWith('filter%5B')) continue;
     const m = FILTER_KEY.exec(key);
-    if (!m) continue;
-    const name = m[1] as F;
-    if (!spec.filters.includes(name) || key !== `filter[${name}]`) {
+    const name = m?.[1] as F;
+    const op = m?.[2] as RangeOp | undefined;
+    if (!m || !spec.filters.includes(name) || (op && !spec.ranges?.includes(name))) {
       unknown[key] = [`filter not allowed; allowed: ${spec.filters.join(', ') || 'none'}`];
       continue;
     }
     const text = Array.isArray(value) ? value[value.length - 1] : value;
-    if (typeof text === 'string') filters[name] = text;
+    if (typeof text !== 'string') continue;
+    if (op) (ranges[name] ??= {})[op] = text;
+    else filters[name] = text;
   }
   let sort: ListQuery<F, S>['sort'] = null;
   if (query.sort !== undefined && query.sort !== '') {
@@ -99,7 +111,7 @@ export function parseListQuery<F extends string, S extends string>(
     if (query[name] !== undefined) perPageField = name;
   }
   if (perPageField) perPage = positiveInt(query[perPageField], perPageField, 1, 100);
-  return { page, perPage, filters, sort };
+  return { page, perPage, filters, ranges, sort };
 }
 
 function pageUrl(path: string, query: Record<string, unknown>, page: number): string {
@@ -174,4 +186,11 @@ export function listEnvelopeSchema<T extends z.ZodType>(item: T) {
     to: z.number().int().nullable(),
     total: z.number().int(),
   });
+}
+
+/** A timestamp filter value (`2026-11-21` or a full ISO 8601 timestamp); invalid → 422. */
+export function parseTimestampFilter(key: string, value: string): Date {
+  const date = /^\d{4}-\d{2}-\d{2}$/.test(value) ? new Date(`${value}T00:00:00Z`) : /^\d{4}-\d{2}-\d{2}T/.test(value) ? new Date(value) : new Date(NaN);
+  if (Number.isNaN(date.getTime())) throw validationError({ [key]: ['must be an ISO 8601 date or timestamp'] });
+  return date;
 }

@@ -1,5 +1,6 @@
+import type { Transaction } from 'kysely';
 import type { Executor } from '../db/database.ts';
-import type { Environment } from '../db/schema.ts';
+import type { DB, Environment } from '../db/schema.ts';
 import { prefixedId } from '../ids.ts';
 
 export interface EventScope {
@@ -16,18 +17,21 @@ export interface OutboxEvent {
   data: Record<string, unknown>;
 }
 
+/** Something that reacts to an event inside the emitting transaction (webhook fan-out). */
+export type EventSink = (trx: Transaction<DB>, scope: { companyId: string; environment: Environment }, event: OutboxEvent, at: Date) => Promise<void>;
+const sinks: EventSink[] = [];
+export function addEventSink(sink: EventSink): void {
+  if (!sinks.includes(sink)) sinks.push(sink);
+}
+
 /**
  * Writes an event into the outbox. Call it with the executor of the transaction that makes the
- * state change, so the event exists if and only if the change commits.
+ * state change, so the event (and its webhook deliveries) exist if and only if the change commits.
  */
-export async function emitEvent(
-  scope: EventScope,
-  type: string,
-  data: Record<string, unknown>,
-  at: Date,
-): Promise<OutboxEvent> {
+export async function emitEvent(scope: EventScope, type: string, data: Record<string, unknown>, at: Date): Promise<OutboxEvent> {
   if (!scope.db.isTransaction) throw new Error(`emitEvent(${type}) must run inside the state change's transaction`);
   const id = prefixedId('evt', at.getTime());
+  const event: OutboxEvent = { id, event: type, created_at: at.toISOString(), is_test: scope.environment === 'test', data };
   await scope.db
     .insertInto('events')
     .values({
@@ -36,8 +40,10 @@ export async function emitEvent(
       id,
       type,
       data: JSON.stringify(data),
+      payload: JSON.stringify(event),
       created_at: at,
     })
     .execute();
-  return { id, event: type, created_at: at.toISOString(), is_test: scope.environment === 'test', data };
+  for (const sink of sinks) await sink(scope.db as Transaction<DB>, scope, event, at);
+  return event;
 }
