@@ -104,3 +104,20 @@ test('docs/errors.md is generated from the registry and up to date', async () =>
   const { renderErrorsDoc } = await import('../scripts/errors-doc.ts');
   assert.equal(fs.readFileSync('docs/errors.md', 'utf8'), renderErrorsDoc(), 'run: node --import tsx scripts/errors-doc.ts > docs/errors.md');
 });
+
+test('GET /metrics exposes request, queue and delivery metrics in Prometheus text', async () => {
+  const h = await createHarness({ METRICS_TOKEN: 'scrape-me' });
+  try {
+    const co = await h.company();
+    await co.req({ url: '/v1/customers' });
+    expectError(await send(h.app, { url: '/metrics' }), 401, 'unauthenticated', 10000);
+    const res = await h.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer scrape-me' } });
+    assert.equal(res.statusCode, 200);
+    assert.match(res.headers['content-type'] as string, /text\/plain/);
+    assert.match(res.body, /recaudo_http_requests_total\{method="GET",route="\/v1\/customers",status="2xx"\} 1/);
+    assert.match(res.body, /# TYPE recaudo_webhook_queue_depth gauge\nrecaudo_webhook_queue_depth 0/);
+    assert.match(res.body, /recaudo_jobs_queue_depth/);
+  } finally {
+    await h.close();
+  }
+});

@@ -119,7 +119,12 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
     if (closing) reply.header('connection', 'close');
     return payload;
   });
+  const httpRequests = deps.metrics.counter('recaudo_http_requests_total', 'HTTP requests by route and status class');
+  const httpLatency = deps.metrics.histogram('recaudo_http_request_seconds', 'HTTP request latency', [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]);
   app.addHook('onResponse', async (req, reply) => {
+    const route = req.routeOptions.url ?? 'unmatched';
+    httpRequests.inc({ method: req.method, route, status: `${Math.floor(reply.statusCode / 100)}xx` });
+    httpLatency.observe(reply.elapsedTime / 1000, { route });
     req.log.info({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
   });
   app.setErrorHandler(errorHandler);
@@ -144,6 +149,13 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
     } catch {
       return reply.code(503).send({ status: 'unavailable', database: 'unreachable' });
     }
+  });
+
+  // Prometheus text; protected by METRICS_TOKEN (Bearer) when it is set.
+  app.get('/metrics', { schema: { hide: true } }, async (req, reply) => {
+    const token = deps.config.metricsToken;
+    if (token && req.headers.authorization !== `Bearer ${token}`) throw new ApiError('unauthenticated');
+    return reply.type('text/plain; version=0.0.4').send(await deps.metrics.render());
   });
 
   await app.register(
