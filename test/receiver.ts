@@ -8,7 +8,7 @@ export interface Received {
   at: number;
 }
 
-export type Mode = { status: number } | { hang: true };
+export type Mode = { status: number; delayMs?: number } | { hang: true };
 
 /** A real local HTTP receiver whose answer can be switched, recording every request it gets. */
 export class Receiver {
@@ -22,8 +22,12 @@ export class Receiver {
       for (const w of this.waiters.splice(0)) w();
       const mode = this.mode;
       if ('hang' in mode) return; // never answers: the sender's timeout must fire
-      res.writeHead(mode.status, { 'content-type': 'text/plain' });
-      res.end(mode.status < 300 ? 'ok' : 'receiver says no');
+      const answer = () => {
+        res.writeHead(mode.status, { 'content-type': 'text/plain' });
+        res.end(mode.status < 300 ? 'ok' : 'receiver says no');
+      };
+      if (mode.delayMs) setTimeout(answer, mode.delayMs);
+      else answer();
     });
   });
   private waiters: (() => void)[] = [];
