@@ -1,0 +1,604 @@
+// `npm run bench`: HTTP throughput and latency of the service against a bare Fastify baseline.
+//
+// Creates a throw-away PostgreSQL database, starts the service and a bare Fastify server as child
+// processes on loopback ports, and loads each scenario from a separate load-generator process
+// (autocannon). Prints a table on stdout, progress on stderr, and writes bench/results/latest.json.
+//
+// Environment: BENCH_DATABASE_URL or DATABASE_URL (server where `recaudo_bench` is created; default
+// postgres://postgres@127.0.0.1:5432/test), BENCH_DURATION (s per scenario, default 10),
+// BENCH_CONNECTIONS (default 32), BENCH_WARMUP (unmeasured s before each scenario, default 2),
+// BENCH_SCENARIOS (comma-separated keys to run a subset, e.g. baseline_get,customers_get).
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import pg from 'pg';
+import { cpuDelta, cpuOf, cpuOfCommand, machineBusyMs, percentOfCore } from './cpu.ts';
+import type { LoadSpec, LoadSummary } from './load.ts';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const guard = pathToFileURL(path.join(root, 'bench', 'orphan-guard.ts')).href;
+const BENCH_DB = 'recaudo_bench';
+const HUGE_LIMIT = '10000000';
+/** The service replays a stored response for 60 s; the replay scenario switches keys well before. */
+const REPLAY_KEY_EVERY_MS = 50_000;
+
+function log(message: string): void {
+  process.stderr.write(`[bench] ${message}\n`);
+}
+
+function intEnv(name: string, fallback: number, min: number, max: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new Error(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+const settings = {
+  duration: intEnv('BENCH_DURATION', 10, 1, 600),
+  connections: intEnv('BENCH_CONNECTIONS', 32, 1, 1000),
+  warmup: intEnv('BENCH_WARMUP', 2, 0, 60),
+  pipelining: 1,
+};
+const SCENARIO_KEYS = ['baseline_get', 'baseline_post', 'customers_create', 'customers_create_replay', 'customers_get', 'customers_list'];
+const selected = process.env.BENCH_SCENARIOS ? process.env.BENCH_SCENARIOS.split(',').map((k) => k.trim()).filter(Boolean) : null;
+for (const key of selected ?? []) {
+  if (!SCENARIO_KEYS.includes(key)) throw new Error(`BENCH_SCENARIOS: unknown scenario "${key}" (known: ${SCENARIO_KEYS.join(', ')})`);
+}
+const adminUrl = process.env.BENCH_DATABASE_URL || process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+
+function databaseUrl(base: string, name: string): string {
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+function redact(url: string): string {
+  const u = new URL(url);
+  if (u.password) u.password = '***';
+  return u.toString();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child processes
+
+interface Child {
+  name: string;
+  proc: ChildProcess;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  tail: string[];
+}
+
+const children = new Set<Child>();
+
+/** Starts `node --import tsx <args>` from the repository root, with the orphan guard preloaded. */
+function startChild(name: string, args: string[], env: NodeJS.ProcessEnv, forwardLines = 20): Child {
+  const proc = spawn(process.execPath, ['--import', 'tsx', '--import', guard, ...args], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+  const tail: string[] = [];
+  let lines = 0;
+  const onLine = (line: string) => {
+    if (!line.trim()) return;
+    lines += 1;
+    tail.push(line);
+    if (tail.length > 40) tail.shift();
+    if (lines <= forwardLines) log(`[${name}] ${line}`);
+    else if (lines === forwardLines + 1) log(`[${name}] (further output not shown)`);
+  };
+  for (const stream of [proc.stdout!, proc.stderr!]) {
+    let buffer = '';
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => {
+      buffer += chunk;
+      const parts = buffer.split('\n');
+      buffer = parts.pop() ?? '';
+      parts.forEach(onLine);
+    });
+    stream.on('end', () => buffer && onLine(buffer));
+  }
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    proc.on('exit', (code, signal) => {
+      children.delete(child);
+      resolve({ code, signal });
+    });
+    proc.on('error', (error) => {
+      tail.push(String(error));
+      children.delete(child);
+      resolve({ code: null, signal: null });
+    });
+  });
+  const child: Child = { name, proc, exited, tail };
+  children.add(child);
+  return child;
+}
+
+function running(child: Child): boolean {
+  return child.proc.exitCode === null && child.proc.signalCode === null;
+}
+
+async function stopChild(child: Child, graceMs = 10_000): Promise<void> {
+  if (!running(child)) return;
+  child.proc.kill('SIGTERM');
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = await Promise.race([
+    child.exited.then(() => false),
+    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), graceMs))),
+  ]);
+  clearTimeout(timer);
+  if (timedOut && running(child)) {
+    log(`${child.name} did not stop within ${graceMs} ms; killing it`);
+    child.proc.kill('SIGKILL');
+    await child.exited;
+  }
+}
+
+function describeExit(child: Child, exit: { code: number | null; signal: NodeJS.Signals | null }): string {
+  const how = exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`;
+  const tail = child.tail.slice(-15).join('\n    ');
+  return `${child.name} exited (${how})${tail ? `; last output:\n    ${tail}` : ''}`;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitHealthy(child: Child, url: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastProblem = 'no answer yet';
+  let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
+  void child.exited.then((e) => (exit = e));
+  while (Date.now() < deadline) {
+    if (exit) throw new Error(describeExit(child, exit));
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+      await res.arrayBuffer();
+      if (res.status === 200) return;
+      lastProblem = `status ${res.status}`;
+    } catch (error) {
+      lastProblem = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error);
+    }
+    // Poll interval of a readiness check (not a fixed wait): retry until healthy, exited or deadline.
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${child.name} not healthy at ${url} within ${timeoutMs} ms (${lastProblem})`);
+}
+
+function waitMessage<T>(child: Child, type: string, timeoutMs: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${child.name}: no "${type}" message within ${timeoutMs} ms`)), timeoutMs);
+    child.proc.on('message', (message: { type?: string }) => {
+      if (message?.type === type) {
+        clearTimeout(timer);
+        resolve(message as T);
+      }
+    });
+    void child.exited.then((exit) => {
+      clearTimeout(timer);
+      reject(new Error(describeExit(child, exit)));
+    });
+  });
+}
+
+/** Runs one scenario in its own load-generator process and waits for that process to end. */
+async function runLoad(spec: LoadSpec, hooks: { measuring(): void; done(): void }): Promise<LoadSummary> {
+  const child = startChild(`load ${spec.name}`, [path.join('bench', 'load.ts')], { ...process.env, BENCH_LOAD_SPEC: JSON.stringify(spec) });
+  let summary: LoadSummary | undefined;
+  let failure: string | undefined;
+  child.proc.on('message', (message: { type: string; summary?: LoadSummary; message?: string }) => {
+    if (message.type === 'measuring') hooks.measuring();
+    if (message.type === 'result') {
+      hooks.done();
+      summary = message.summary;
+    }
+    if (message.type === 'error') failure = message.message;
+  });
+  const limitMs = (spec.warmup + spec.duration + 30) * 1000;
+  const watchdog = setTimeout(() => {
+    failure = `load generator still running after ${limitMs} ms`;
+    void stopChild(child, 2_000);
+  }, limitMs);
+  const exit = await child.exited;
+  clearTimeout(watchdog);
+  if (summary) return summary;
+  throw new Error(failure ? `load generator for "${spec.name}" failed: ${failure}` : describeExit(child, exit));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cleanup (normal end, errors, ctrl-C)
+
+let databaseCreated = false;
+let cleaning: Promise<void> | null = null;
+let aborted = false;
+
+function cleanup(): Promise<void> {
+  cleaning ??= (async () => {
+    const list = [...children];
+    if (list.length) log(`stopping ${list.map((c) => c.name).join(', ')}`);
+    await Promise.all(list.map((c) => stopChild(c)));
+    if (databaseCreated) {
+      const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 10_000 });
+      try {
+        await client.connect();
+        await client.query(`DROP DATABASE IF EXISTS ${BENCH_DB} WITH (FORCE)`);
+        databaseCreated = false;
+        log(`dropped database ${BENCH_DB}`);
+      } catch (error) {
+        log(`could not drop database ${BENCH_DB}: ${error instanceof Error ? error.message : String(error)}`);
+      } finally {
+        await client.end().catch(() => {});
+      }
+    }
+  })();
+  return cleaning;
+}
+
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(signal, () => {
+    if (aborted) {
+      // Second signal: do not wait any longer.
+      for (const c of children) c.proc.kill('SIGKILL');
+      process.exit(130);
+    }
+    aborted = true;
+    log(`${signal} received: cleaning up (send it again to force)`);
+    void cleanup().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTTP helpers for priming (run from this process, which serves nothing)
+
+async function call(origin: string, method: string, urlPath: string, headers: Record<string, string>, body?: string) {
+  const res = await fetch(`${origin}${urlPath}`, { method, headers, body, signal: AbortSignal.timeout(10_000) });
+  const text = await res.text();
+  let json: any = undefined;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    /* not JSON */
+  }
+  return { status: res.status, headers: res.headers, json, text };
+}
+
+function expectOk(what: string, r: { status: number; text: string }): void {
+  if (r.status < 200 || r.status >= 300) throw new Error(`${what}: HTTP ${r.status} ${r.text.slice(0, 300)}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+interface Scenario {
+  key: string;
+  name: string;
+  target: 'baseline' | 'service';
+  method: 'GET' | 'POST';
+  path: string;
+  auth: boolean;
+  body?: string;
+  idempotency?: 'unique' | 'replay';
+}
+
+interface ScenarioResult extends LoadSummary {
+  key: string;
+  name: string;
+  method: 'GET' | 'POST';
+  path: string;
+  ratioVsBaselineGet: number | null;
+  ratioVsBaselineSameMethod: number | null;
+  /** Percent of one core during the measurement (Linux only; null elsewhere). */
+  cpuPct: { server: number | null; postgres: number | null; loadgen: number; machine: number | null; other: number | null };
+  flagged: boolean;
+  notes: string[];
+}
+
+const CUSTOMER_BODY = JSON.stringify({ first_name: 'Ana', last_name: 'Bench', email: 'ana@example.com', phone: '+573001234567' });
+
+function machineInfo() {
+  const cpus = os.cpus();
+  return {
+    cpus: cpus.length,
+    availableParallelism: os.availableParallelism?.() ?? cpus.length,
+    cpuModel: cpus[0]?.model ?? 'unknown',
+    cpuMhz: cpus[0]?.speed ?? null,
+    totalMemMb: Math.round(os.totalmem() / 2 ** 20),
+    platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+    node: process.version,
+    loadAvgAtStart: os.loadavg().map((v) => Math.round(v * 100) / 100),
+  };
+}
+
+function gitCommit(): Promise<string | null> {
+  return new Promise((resolve) => {
+    execFile('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, timeout: 5_000 }, (err, stdout) => resolve(err ? null : stdout.trim()));
+  });
+}
+
+function createCompany(env: NodeJS.ProcessEnv): Promise<{ companyId: string; testKey: string }> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [path.join('bin', 'recaudo.mjs'), 'companies', 'create', '--name', 'Bench SAS', '--json'],
+      { cwd: root, env, timeout: 60_000 },
+      (err, stdout, stderr) => {
+        if (err) return reject(new Error(`CLI failed: ${err.message}\n${stderr}`));
+        const line = stdout.trim().split('\n').filter(Boolean).pop() ?? '';
+        try {
+          const out = JSON.parse(line) as { company: { id: string }; keys: { test: string } };
+          if (!out.keys?.test) throw new Error('no test key');
+          resolve({ companyId: out.company.id, testKey: out.keys.test });
+        } catch (error) {
+          reject(new Error(`CLI output not understood (${(error as Error).message}): ${stdout.slice(0, 300)}`));
+        }
+      },
+    );
+  });
+}
+
+/** Busy CPU of the whole machine not accounted for by the server, postgres or the load generator. */
+function otherCpu(cpu: { server: number | null; postgres: number | null; machine: number | null }, loadgen: number): number | null {
+  if (cpu.machine === null || cpu.server === null || cpu.postgres === null) return null;
+  return Math.max(0, Math.round((cpu.machine - cpu.server - cpu.postgres - loadgen) * 10) / 10);
+}
+
+function fmt(n: number | null, digits = 0): string {
+  if (n === null || !Number.isFinite(n)) return '-';
+  return n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+function table(rows: ScenarioResult[]): string {
+  const head = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'avg ms', 'non-2xx', 'errors', 'vs base GET', 'vs base same-method', 'CPU srv/pg/load/other %', ''];
+  const body = rows.map((r) => [
+    r.name,
+    fmt(r.rps),
+    fmt(r.latencyMs.p50),
+    fmt(r.latencyMs.p99),
+    fmt(r.latencyMs.avg, 2),
+    fmt(r.non2xx),
+    fmt(r.errors),
+    fmt(r.ratioVsBaselineGet, 3),
+    fmt(r.ratioVsBaselineSameMethod, 3),
+    [r.cpuPct.server, r.cpuPct.postgres, r.cpuPct.loadgen, r.cpuPct.other].map((v) => fmt(v)).join('/'),
+    r.flagged ? 'FLAGGED' : '',
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((row) => row[i].length)));
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 || i === cells.length - 1 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ').trimEnd();
+  return [line(head), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n');
+}
+
+async function main(): Promise<number> {
+  const startedAt = new Date();
+  const machine = machineInfo();
+  if (machine.loadAvgAtStart[0] > machine.cpus / 2) {
+    log(`warning: the machine is not idle (load average ${machine.loadAvgAtStart.join(' ')} on ${machine.cpus} CPUs); results will be noisy`);
+  }
+  log(`settings: ${settings.duration} s per scenario (+${settings.warmup} s warm-up), ${settings.connections} connections; ${machine.cpus} CPUs, node ${machine.node}`);
+
+  // 1. A fresh database.
+  const benchUrl = databaseUrl(adminUrl, BENCH_DB);
+  let postgresVersion = 'unknown';
+  {
+    const admin = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 10_000 });
+    await admin.connect().catch((error: Error) => {
+      throw new Error(`cannot connect to ${redact(adminUrl)}: ${error.message}`);
+    });
+    try {
+      postgresVersion = (await admin.query<{ server_version: string }>('SHOW server_version')).rows[0].server_version;
+      await admin.query(`DROP DATABASE IF EXISTS ${BENCH_DB} WITH (FORCE)`);
+      await admin.query(`CREATE DATABASE ${BENCH_DB}`);
+      databaseCreated = true;
+    } finally {
+      await admin.end();
+    }
+  }
+  log(`created database ${redact(benchUrl)} (PostgreSQL ${postgresVersion})`);
+
+  // 2. The service.
+  const port = await freePort();
+  const origin = `http://127.0.0.1:${port}`;
+  const serviceEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: benchUrl,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    PUBLIC_BASE_URL: origin,
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_TEST: HUGE_LIMIT,
+    RATE_LIMIT_LIVE: HUGE_LIMIT,
+  };
+  log(`starting the service on ${origin}`);
+  const service = startChild('service', [path.join('src', 'main.ts')], serviceEnv);
+  const t0 = Date.now();
+  await waitHealthy(service, `${origin}/health`, 90_000);
+  log(`service healthy after ${Date.now() - t0} ms`);
+
+  const { companyId, testKey } = await createCompany({ ...process.env, DATABASE_URL: benchUrl });
+  log(`company ${companyId} created with the CLI`);
+
+  // 3. The baseline.
+  const baseline = startChild('baseline', [path.join('bench', 'baseline-server.ts')], process.env);
+  const { port: basePort } = await waitMessage<{ port: number }>(baseline, 'listening', 30_000);
+  const baseOrigin = `http://127.0.0.1:${basePort}`;
+  log(`baseline Fastify listening on ${baseOrigin}`);
+  expectOk('baseline GET', await call(baseOrigin, 'GET', '/baseline', {}));
+  expectOk('baseline POST', await call(baseOrigin, 'POST', '/baseline', { 'content-type': 'application/json' }, CUSTOMER_BODY));
+
+  // Priming: one customer to read back, and a check that the key works.
+  const auth = { authorization: `Bearer ${testKey}` };
+  const jsonAuth = { ...auth, 'content-type': 'application/json' };
+  const created = await call(origin, 'POST', '/v1/customers', { ...jsonAuth, 'x-idempotency': `bench-prime-${Date.now()}` }, CUSTOMER_BODY);
+  expectOk('create a customer', created);
+  const customerId: string = created.json.id;
+  expectOk('read the customer', await call(origin, 'GET', `/v1/customers/${customerId}`, auth));
+  const countCustomers = async (): Promise<number> => {
+    const r = await call(origin, 'GET', '/v1/customers?per_page=1', auth);
+    expectOk('count customers', r);
+    return Number(r.json.total);
+  };
+
+  const allScenarios: Scenario[] = [
+    { key: 'baseline_get', name: 'baseline GET /baseline', target: 'baseline', method: 'GET', path: '/baseline', auth: false },
+    { key: 'baseline_post', name: 'baseline POST /baseline', target: 'baseline', method: 'POST', path: '/baseline', auth: false, body: CUSTOMER_BODY },
+    { key: 'customers_create', name: 'POST /v1/customers (new key each)', target: 'service', method: 'POST', path: '/v1/customers', auth: true, body: CUSTOMER_BODY, idempotency: 'unique' },
+    { key: 'customers_create_replay', name: 'POST /v1/customers (replayed key)', target: 'service', method: 'POST', path: '/v1/customers', auth: true, body: CUSTOMER_BODY, idempotency: 'replay' },
+    { key: 'customers_get', name: 'GET /v1/customers/{id}', target: 'service', method: 'GET', path: `/v1/customers/${customerId}`, auth: true },
+    { key: 'customers_list', name: 'GET /v1/customers?per_page=20', target: 'service', method: 'GET', path: '/v1/customers?per_page=20', auth: true },
+  ];
+
+  const scenarios = selected ? allScenarios.filter((s) => selected.includes(s.key)) : allScenarios;
+
+  const results: ScenarioResult[] = [];
+  const checks: Record<string, unknown> = {};
+  for (const [i, s] of scenarios.entries()) {
+    const notes: string[] = [];
+    const headers: Record<string, string> = { ...(s.auth ? auth : {}), ...(s.body ? { 'content-type': 'application/json' } : {}) };
+    let idempotency: LoadSpec['idempotency'];
+    if (s.idempotency === 'unique') idempotency = { mode: 'unique' };
+    if (s.idempotency === 'replay') {
+      // Store the response once, and check that a second request is indeed a replay.
+      const prefix = `bench-replay-${Date.now().toString(36)}`;
+      const since = Date.now();
+      const first = await call(origin, 'POST', s.path, { ...headers, 'x-idempotency': `${prefix}-0` }, s.body);
+      expectOk('prime the replayed key', first);
+      const second = await call(origin, 'POST', s.path, { ...headers, 'x-idempotency': `${prefix}-0` }, s.body);
+      expectOk('replay the primed key', second);
+      if (second.headers.get('idempotent-replayed') !== 'true' || second.json?.id !== first.json?.id) {
+        throw new Error('the second request with the same key was not a replay');
+      }
+      idempotency = { mode: 'rotating', prefix, since, everyMs: REPLAY_KEY_EVERY_MS };
+      const rotations = Math.floor((Date.now() - since + (settings.warmup + settings.duration + 5) * 1000) / REPLAY_KEY_EVERY_MS);
+      if (rotations > 0) notes.push(`key switched ${rotations} time(s) to stay inside the 60 s window; each switch runs once, the rest replay`);
+    }
+    const before = s.target === 'service' ? await countCustomers() : null;
+    if (s.key === 'customers_list') notes.push(`${before} customers in the company while listing`);
+
+    log(`[${i + 1}/${scenarios.length}] ${s.name}: ${settings.warmup ? `${settings.warmup} s warm-up + ` : ''}${settings.duration} s, ${settings.connections} connections`);
+    const serverPid = (s.target === 'baseline' ? baseline : service).proc.pid;
+    let mark: { wall: number; server: number | null; postgres: Map<number, number> | null; machine: number | null } | null = null;
+    const cpu: { server: number | null; postgres: number | null; machine: number | null } = { server: null, postgres: null, machine: null };
+    const hooks = {
+      measuring: () => {
+        mark = { wall: performance.now(), server: cpuOf(serverPid), postgres: cpuOfCommand('postgres'), machine: machineBusyMs() };
+      },
+      done: () => {
+        if (!mark) return;
+        const wall = performance.now() - mark.wall;
+        const server = cpuOf(serverPid);
+        const machineNow = machineBusyMs();
+        cpu.server = percentOfCore(server === null || mark.server === null ? null : server - mark.server, wall);
+        cpu.postgres = percentOfCore(cpuDelta(mark.postgres, cpuOfCommand('postgres')), wall);
+        cpu.machine = percentOfCore(machineNow === null || mark.machine === null ? null : machineNow - mark.machine, wall);
+      },
+    };
+    const summary = await runLoad({
+      name: s.key,
+      origin: s.target === 'baseline' ? baseOrigin : origin,
+      method: s.method,
+      path: s.path,
+      headers,
+      body: s.body,
+      idempotency,
+      connections: settings.connections,
+      duration: settings.duration,
+      warmup: settings.warmup,
+    }, hooks);
+
+    if (before !== null && s.method === 'POST') {
+      const after = await countCustomers();
+      checks[`${s.key}_customers_created`] = after - before;
+      notes.push(`${after - before} customers created during the scenario (warm-up included)`);
+    }
+    const flagged = summary.non2xx > 0 || summary.errors > 0 || summary.timeouts > 0 || summary.ok2xx === 0;
+    if (flagged) {
+      notes.push(`NOT ALL 2xx: status codes ${JSON.stringify(summary.statusCodes)}, ${summary.errors} errors, ${summary.timeouts} timeouts`);
+    }
+    const result: ScenarioResult = { key: s.key, name: s.name, method: s.method, path: s.path, ...summary, ratioVsBaselineGet: null, ratioVsBaselineSameMethod: null, cpuPct: { ...cpu, loadgen: summary.loadgenCpuPct, other: otherCpu(cpu, summary.loadgenCpuPct) }, flagged, notes };
+    results.push(result);
+    log(
+      `    ${fmt(summary.rps)} req/s, p50 ${fmt(summary.latencyMs.p50, 1)} ms, p99 ${fmt(summary.latencyMs.p99, 1)} ms, ` +
+        `${summary.ok2xx} 2xx, ${summary.non2xx} non-2xx, ${summary.errors} errors; ` +
+        `CPU server ${fmt(cpu.server)}%, postgres ${fmt(cpu.postgres)}%, load generator ${fmt(summary.loadgenCpuPct)}%, ` +
+        `machine ${fmt(cpu.machine)}% of ${machine.cpus * 100}%${flagged ? '  << FLAGGED' : ''}`,
+    );
+    if (!running(service)) throw new Error(describeExit(service, await service.exited));
+  }
+
+  const baseGet = results.find((r) => r.key === 'baseline_get')?.rps ?? 0;
+  const basePost = results.find((r) => r.key === 'baseline_post')?.rps ?? 0;
+  for (const r of results) {
+    r.ratioVsBaselineGet = baseGet > 0 ? r.rps / baseGet : null;
+    const same = r.method === 'POST' ? basePost : baseGet;
+    r.ratioVsBaselineSameMethod = same > 0 ? r.rps / same : null;
+  }
+
+  const finishedAt = new Date();
+  const report = {
+    timestamp: startedAt.toISOString(),
+    finishedAt: finishedAt.toISOString(),
+    gitCommit: await gitCommit(),
+    settings: { ...settings, durationUnit: 's', loadGenerator: 'autocannon (separate process)' },
+    machine: { ...machine, loadAvgAtEnd: os.loadavg().map((v) => Math.round(v * 100) / 100) },
+    postgres: { version: postgresVersion, database: BENCH_DB },
+    service: { command: 'node --import tsx src/main.ts', env: { LOG_LEVEL: 'warn', RATE_LIMIT_TEST: HUGE_LIMIT, RATE_LIMIT_LIVE: HUGE_LIMIT, RUN_WORKERS: process.env.RUN_WORKERS ?? '(default)', DB_POOL_SIZE: process.env.DB_POOL_SIZE ?? '(default)' } },
+    cpu: 'cpuPct: percent of one core during the measured seconds; server = the process under test, postgres = all postgres processes, loadgen = autocannon process, machine = all busy CPU of the machine, other = machine minus the three',
+    ratios: {
+      ratioVsBaselineGet: 'scenario req/s divided by baseline GET req/s',
+      ratioVsBaselineSameMethod: 'GET scenarios against baseline GET, POST scenarios against baseline POST',
+    },
+    scenarios: results,
+    checks,
+  };
+
+  const outDir = path.join(root, 'bench', 'results');
+  await fs.mkdir(outDir, { recursive: true });
+  await fs.writeFile(path.join(outDir, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
+
+  const out: string[] = [];
+  out.push('');
+  out.push(`Recaudo benchmark  ${startedAt.toISOString()}  node ${machine.node}, ${machine.cpus} x ${machine.cpuModel}, PostgreSQL ${postgresVersion}`);
+  out.push(`${settings.duration} s per scenario after ${settings.warmup} s warm-up, ${settings.connections} connections, pipelining 1; load generator, service and baseline share the machine`);
+  out.push('');
+  out.push(table(results));
+  out.push('');
+  out.push('vs base GET: req/s / baseline GET req/s.  vs base same-method: GET rows against baseline GET, POST rows against baseline POST.');
+  out.push('Latencies have 1 ms resolution (autocannon).  CPU: percent of one core during the measurement for the server under test');
+  out.push('(service or baseline), all postgres processes, the load generator, and other busy CPU on the machine (anything else running).');
+  for (const r of results) for (const n of r.notes) out.push(`- ${r.name}: ${n}`);
+  out.push(`results written to ${path.relative(process.cwd(), path.join(outDir, 'latest.json')) || 'bench/results/latest.json'}`);
+  process.stdout.write(`${out.join('\n')}\n`);
+
+  const busy = results.filter((r) => (r.cpuPct.other ?? 0) >= 20);
+  if (busy.length) {
+    log(`warning: other processes used CPU during ${busy.map((r) => `${r.key} (${r.cpuPct.other}%)`).join(', ')}; those numbers are disturbed`);
+  }
+  const flagged = results.filter((r) => r.flagged);
+  if (flagged.length) log(`FLAGGED (responses other than 2xx, or errors): ${flagged.map((r) => r.name).join('; ')}`);
+  return flagged.length ? 1 : 0;
+}
+
+let exitCode = 1;
+try {
+  exitCode = await main();
+} catch (error) {
+  if (!aborted) log(`failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+} finally {
+  if (!aborted) {
+    await cleanup();
+    process.exit(exitCode);
+  }
+}
