@@ -209,16 +209,21 @@ export class WebhookDispatcher {
           )
           .execute();
       }
+      // Successes (the common case) settle in one statement per company scope; others one by one.
+      const succeeded = new Map<string, Claimed[]>();
       for (const o of outcomes) {
         const d = o.delivery;
-        const ok = o.statusCode !== null && o.statusCode >= 200 && o.statusCode < 300;
+        const ok = !o.cancelled && o.statusCode !== null && o.statusCode >= 200 && o.statusCode < 300;
+        if (ok) {
+          const key = `${d.company_id}|${d.environment}`;
+          succeeded.set(key, [...(succeeded.get(key) ?? []), d]);
+          this.delivered.inc({ outcome: 'success' });
+          this.latency.observe((now.getTime() - d.created_at.getTime()) / 1000);
+          continue;
+        }
         let set;
         if (o.cancelled) {
           set = { status: 'cancelled' as const, completed_at: now, next_attempt_at: null, locked_until: null };
-        } else if (ok) {
-          set = { status: 'succeeded' as const, completed_at: now, next_attempt_at: null, locked_until: null, last_status_code: o.statusCode, last_error: null };
-          this.delivered.inc({ outcome: 'success' });
-          this.latency.observe((now.getTime() - d.created_at.getTime()) / 1000);
         } else if (d.attempts >= (d.max_attempts ?? this.deps.config.webhookRetryScheduleMs.length + 1)) {
           set = { status: 'failed' as const, completed_at: now, next_attempt_at: null, locked_until: null, last_status_code: o.statusCode, last_error: o.error };
           this.delivered.inc({ outcome: 'error' });
@@ -236,6 +241,20 @@ export class WebhookDispatcher {
           // A manual retry or a delete that happened meanwhile wins over this outcome.
           .where('status', '=', 'pending')
           .execute();
+      }
+      for (const group of succeeded.values()) {
+        const statusById = new Map(outcomes.map((o) => [o.delivery.id, o.statusCode]));
+        const codes = new Set(group.map((d) => statusById.get(d.id)));
+        for (const code of codes) {
+          await trx
+            .updateTable('webhook_deliveries')
+            .set({ status: 'succeeded', completed_at: now, next_attempt_at: null, locked_until: null, last_status_code: code ?? null, last_error: null })
+            .where('company_id', '=', group[0].company_id)
+            .where('environment', '=', group[0].environment)
+            .where('id', 'in', group.filter((d) => statusById.get(d.id) === code).map((d) => d.id))
+            .where('status', '=', 'pending')
+            .execute();
+        }
       }
     });
   }

@@ -214,6 +214,8 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
 
       v1.addHook('onResponse', async (req, reply) => {
         if (req.idempotency) await abandonIdempotency(req.idempotency);
+        // A committed write may have emitted events or jobs: let the local workers look now.
+        if (reply.statusCode < 400 && req.method !== 'GET') deps.jobs.wake();
         if (reply.statusCode < 400 && req.afterCommitTasks) {
           for (const task of req.afterCommitTasks) {
             try {
