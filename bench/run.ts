@@ -322,10 +322,17 @@ function machineInfo() {
   };
 }
 
-function gitCommit(): Promise<string | null> {
+function git(args: string[]): Promise<string | null> {
   return new Promise((resolve) => {
-    execFile('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, timeout: 5_000 }, (err, stdout) => resolve(err ? null : stdout.trim()));
+    execFile('git', args, { cwd: root, timeout: 5_000 }, (err, stdout) => resolve(err ? null : stdout.trim()));
   });
+}
+
+/** The commit measured, and whether src/ had uncommitted changes (the service runs from the working tree). */
+async function gitInfo(): Promise<{ commit: string | null; srcModified: boolean | null }> {
+  const commit = await git(['rev-parse', '--short', 'HEAD']);
+  const status = await git(['status', '--porcelain', '--', 'src', 'migrations']);
+  return { commit, srcModified: status === null ? null : status.length > 0 };
 }
 
 function createCompany(env: NodeJS.ProcessEnv): Promise<{ companyId: string; testKey: string }> {
@@ -384,9 +391,6 @@ function table(rows: ScenarioResult[]): string {
 async function main(): Promise<number> {
   const startedAt = new Date();
   const machine = machineInfo();
-  if (machine.loadAvgAtStart[0] > machine.cpus / 2) {
-    log(`warning: the machine is not idle (load average ${machine.loadAvgAtStart.join(' ')} on ${machine.cpus} CPUs); results will be noisy`);
-  }
   log(`settings: ${settings.duration} s per scenario (+${settings.warmup} s warm-up), ${settings.connections} connections; ${machine.cpus} CPUs, node ${machine.node}`);
 
   // 1. A fresh database.
@@ -550,7 +554,7 @@ async function main(): Promise<number> {
   const report = {
     timestamp: startedAt.toISOString(),
     finishedAt: finishedAt.toISOString(),
-    gitCommit: await gitCommit(),
+    git: await gitInfo(),
     settings: { ...settings, durationUnit: 's', loadGenerator: 'autocannon (separate process)' },
     machine: { ...machine, loadAvgAtEnd: os.loadavg().map((v) => Math.round(v * 100) / 100) },
     postgres: { version: postgresVersion, database: BENCH_DB },
