@@ -121,3 +121,20 @@ test('GET /metrics exposes request, queue and delivery metrics in Prometheus tex
     await h.close();
   }
 });
+
+test('rate limits hold across processes sharing PostgreSQL', { skip: !process.env.TEST_DATABASE_URL && 'PostgreSQL only' }, async () => {
+  const { PostgresRateLimiter } = await import('../src/platform/rate-limit/rate-limit.ts');
+  const h = await createHarness();
+  try {
+    // Two limiters = two API processes: each reserves from the same counters.
+    const a = new PostgresRateLimiter(h.runtime.deps.database);
+    const b = new PostgresRateLimiter(h.runtime.deps.database);
+    const bucket = `test-${Math.random()}`;
+    const now = Date.now();
+    const decisions = await Promise.all(Array.from({ length: 60 }, (_, i) => (i % 2 ? a : b).hit(bucket, 40, 60_000, now)));
+    assert.equal(decisions.filter((d) => d.allowed).length, 40);
+    assert.ok(decisions.filter((d) => !d.allowed).every((d) => d.remaining === 0 && d.retryAfterSeconds >= 1));
+  } finally {
+    await h.close();
+  }
+});

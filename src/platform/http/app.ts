@@ -38,6 +38,14 @@ export type App = FastifyInstance;
 export type ModuleRegistrar = (app: FastifyInstance, deps: AppDeps) => void | Promise<void>;
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
+
+// Unique per process start (random prefix) and cheap per request (a counter).
+const REQUEST_ID_PREFIX = `req_${randomToken(10)}`;
+let requestCounter = 0;
+function nextRequestId(): string {
+  requestCounter = (requestCounter + 1) % Number.MAX_SAFE_INTEGER;
+  return `${REQUEST_ID_PREFIX}${requestCounter.toString(36).padStart(6, '0')}`;
+}
 const API_VERSION = '0.1.0';
 
 export interface RouteInfo {
@@ -54,7 +62,7 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
     logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];
-      return typeof incoming === 'string' && REQUEST_ID_RE.test(incoming) ? incoming : `req_${randomToken(20)}`;
+      return typeof incoming === 'string' && REQUEST_ID_RE.test(incoming) ? incoming : nextRequestId();
     },
     return503OnClosing: true,
     forceCloseConnections: 'idle',

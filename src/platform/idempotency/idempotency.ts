@@ -52,6 +52,20 @@ export async function claimIdempotencyKey(
   const print = fingerprint(req);
   const now = deps.clock.now();
   const cutoff = new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS);
+
+  // Fast path: a committed, fresh response is replayed with one read and no transaction.
+  const stored = await deps.database.db
+    .selectFrom('idempotency_keys')
+    .select(['fingerprint', 'status_code', 'response_body', 'completed_at'])
+    .where('company_id', '=', scope.companyId)
+    .where('environment', '=', scope.environment)
+    .where('key', '=', key)
+    .executeTakeFirst();
+  if (stored && stored.status_code !== null && stored.completed_at && new Date(stored.completed_at) >= cutoff) {
+    await replay(reply, stored, print);
+    return null;
+  }
+
   const trx = await deps.database.db.startTransaction().execute();
   try {
     const claimed = await trx
@@ -79,17 +93,21 @@ export async function claimIdempotencyKey(
       // Cannot happen with committed rows; treat like a lost race and let the client retry.
       throw new ApiError('service_unavailable');
     }
-    if (existing.fingerprint !== print) throw new ApiError('idempotency_key_reused');
-    reply
-      .code(existing.status_code)
-      .header('content-type', 'application/json; charset=utf-8')
-      .header('idempotent-replayed', 'true');
-    await reply.send(existing.response_body ?? '');
+    await replay(reply, existing, print);
     return null;
   } catch (error) {
     if (!trx.isCommitted && !trx.isRolledBack) await trx.rollback().execute().catch(() => {});
     throw error;
   }
+}
+
+async function replay(reply: FastifyReply, stored: { fingerprint: string; status_code: number | null; response_body: string | null }, print: string) {
+  if (stored.fingerprint !== print) throw new ApiError('idempotency_key_reused');
+  reply
+    .code(stored.status_code ?? 200)
+    .header('content-type', 'application/json; charset=utf-8')
+    .header('idempotent-replayed', 'true');
+  await reply.send(stored.response_body ?? '');
 }
 
 /** Stores a successful response with the request's own commit; anything else rolls back. */
