@@ -33,4 +33,6 @@ export interface RequestContext extends Caller {
   db: Executor;
   deps: AppDeps;
   afterCommit(fn: () => void): void;
+  /** Wake this process's background workers after commit (events or jobs were written). */
+  notifyWorkers(): void;
 }

@@ -201,7 +201,7 @@ export async function retryDelivery(ctx: RequestContext, webhookId: string, deli
       .returningAll()
       .executeTakeFirstOrThrow();
   });
-  ctx.afterCommit(() => ctx.deps.jobs.wake());
+  ctx.notifyWorkers();
   return (await withAttempts(ctx, [row]))[0];
 }
 

@@ -14,6 +14,8 @@ export interface Database {
   /** Runs fn on one dedicated session that accepts multi-statement scripts (migrations, locks). */
   scriptSession<T>(fn: (run: (script: string) => Promise<Record<string, unknown>[]>) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+  /** Subscribes to NOTIFY on a dedicated session (PostgreSQL); returns the unsubscribe. */
+  listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
 }
 
 const INT8_OID = 20;
@@ -54,6 +56,10 @@ export function wrapPglite(pglite: PGlite): Database {
       await db.destroy();
       if (!pglite.closed) await pglite.close();
     },
+    // One process owns an embedded database: in-process wake-ups already cover it.
+    async listen() {
+      return async () => {};
+    },
   };
 }
 
@@ -87,6 +93,16 @@ function openPostgres(url: string, poolSize: number, applicationName: string): D
     },
     async close() {
       await db.destroy();
+    },
+    async listen(channel, onNotify) {
+      const client = new pg.Client({ connectionString: url, application_name: `${applicationName}-listen` });
+      client.on('error', () => {});
+      client.on('notification', () => onNotify());
+      await client.connect();
+      await client.query(`LISTEN ${channel}`);
+      return async () => {
+        await client.end().catch(() => {});
+      };
     },
   };
 }

@@ -92,6 +92,7 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
   });
 
   const keys = new KeyResolver(deps.database.db);
+  const wakeWorkers = () => deps.jobs.wake();
   const limiter: RateLimiter = deps.database.engine === 'postgres' ? new PostgresRateLimiter(deps.database) : new MemoryRateLimiter();
   const routes: RouteInfo[] = [];
 
@@ -198,6 +199,9 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
           db: deps.database.db,
           deps,
           afterCommit: (fn) => tasks.push(fn),
+          notifyWorkers: () => {
+            if (!tasks.includes(wakeWorkers)) tasks.push(wakeWorkers);
+          },
         };
       });
 
@@ -222,8 +226,6 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
 
       v1.addHook('onResponse', async (req, reply) => {
         if (req.idempotency) await abandonIdempotency(req.idempotency);
-        // A committed write may have emitted events or jobs: let the local workers look now.
-        if (reply.statusCode < 400 && req.method !== 'GET') deps.jobs.wake();
         if (reply.statusCode < 400 && req.afterCommitTasks) {
           for (const task of req.afterCommitTasks) {
             try {

@@ -34,7 +34,31 @@ function fingerprint(req: FastifyRequest): string {
 export interface IdempotencyState {
   trx: ControlledTransaction<DB>;
   key: string;
+  fingerprint: string;
   settled: boolean;
+}
+
+interface StoredResponse {
+  fingerprint: string;
+  status_code: number;
+  response_body: string;
+  completedAt: number;
+}
+
+const RECENT_LIMIT = 20_000;
+const recentResponses = new Map<string, StoredResponse>();
+const cacheKey = (scope: { companyId: string; environment: string }, key: string) => `${scope.companyId}|${scope.environment}|${key}`;
+
+function remember(scope: { companyId: string; environment: string }, key: string, value: StoredResponse): void {
+  if (recentResponses.size >= RECENT_LIMIT) {
+    // Map iteration is insertion order: drop the oldest tenth.
+    let n = RECENT_LIMIT / 10;
+    for (const k of recentResponses.keys()) {
+      recentResponses.delete(k);
+      if (--n <= 0) break;
+    }
+  }
+  recentResponses.set(cacheKey(scope, key), value);
 }
 
 /**
@@ -53,16 +77,11 @@ export async function claimIdempotencyKey(
   const now = deps.clock.now();
   const cutoff = new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS);
 
-  // Fast path: a committed, fresh response is replayed with one read and no transaction.
-  const stored = await deps.database.db
-    .selectFrom('idempotency_keys')
-    .select(['fingerprint', 'status_code', 'response_body', 'completed_at'])
-    .where('company_id', '=', scope.companyId)
-    .where('environment', '=', scope.environment)
-    .where('key', '=', key)
-    .executeTakeFirst();
-  if (stored && stored.status_code !== null && stored.completed_at && new Date(stored.completed_at) >= cutoff) {
-    await replay(reply, stored, print);
+  // Fast path: a response this process stored within the window replays from memory. Within the
+  // window the stored row cannot change, so the copy is exact; other processes use the database.
+  const cached = recentResponses.get(cacheKey(scope, key));
+  if (cached && cached.completedAt >= cutoff.getTime()) {
+    await replay(reply, cached, print);
     return null;
   }
 
@@ -79,7 +98,7 @@ export async function claimIdempotencyKey(
       )
       .returning(sql<number>`1`.as('ok'))
       .executeTakeFirst();
-    if (claimed) return { trx, key, settled: false };
+    if (claimed) return { trx, key, fingerprint: print, settled: false };
 
     const existing = await trx
       .selectFrom('idempotency_keys')
@@ -124,14 +143,17 @@ export async function settleIdempotency(
     await state.trx.rollback().execute();
     return;
   }
+  const completedAt = deps.clock.now();
+  const body = typeof payload === 'string' ? payload : '';
   await state.trx
     .updateTable('idempotency_keys')
-    .set({ status_code: statusCode, response_body: typeof payload === 'string' ? payload : '', completed_at: deps.clock.now() })
+    .set({ status_code: statusCode, response_body: body, completed_at: completedAt })
     .where('company_id', '=', scope.companyId)
     .where('environment', '=', scope.environment)
     .where('key', '=', state.key)
     .execute();
   await state.trx.commit().execute();
+  remember(scope, state.key, { fingerprint: state.fingerprint, status_code: statusCode, response_body: body, completedAt: completedAt.getTime() });
 }
 
 export async function abandonIdempotency(state: IdempotencyState): Promise<void> {

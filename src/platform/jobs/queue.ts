@@ -4,6 +4,7 @@ import type { Database, Executor } from '../db/database.ts';
 import type { Clock } from '../clock.ts';
 import { prefixedId } from '../ids.ts';
 import { Poller } from './poller.ts';
+import { WORK_CHANNEL } from '../outbox/outbox.ts';
 
 export type JobHandler = (payload: Record<string, unknown>, job: { id: string; attempts: number }) => Promise<void>;
 
@@ -45,9 +46,19 @@ export class JobQueue {
     return id;
   }
 
+  private unlisten: (() => Promise<void>) | null = null;
+
   start(): void {
     this.stopping = false;
     for (const p of this.pollers) p.start();
+    // Work committed by other processes wakes this one at once instead of at the next poll.
+    void this.database
+      .listen(WORK_CHANNEL, () => this.wake())
+      .then((stop) => {
+        if (this.stopping) void stop();
+        else this.unlisten = stop;
+      })
+      .catch((error) => this.logger.warn({ err: error }, 'LISTEN failed; workers rely on polling'));
   }
 
   /** Ask every loop for an immediate poll (after a commit that created work). */
@@ -57,6 +68,8 @@ export class JobQueue {
 
   async stop(): Promise<void> {
     this.stopping = true;
+    await this.unlisten?.();
+    this.unlisten = null;
     await Promise.all(this.pollers.map((p) => p.stop()));
   }
 
@@ -106,6 +119,7 @@ export class JobQueue {
     try {
       await handler(job.payload, { id: job.id, attempts: job.attempts });
       await this.database.db.deleteFrom('jobs').where('id', '=', job.id).execute();
+      this.wake(); // the job may have emitted events to deliver
     } catch (error) {
       const message = (error as Error)?.message ?? String(error);
       this.logger.warn({ job: job.id, kind: job.kind, attempts: job.attempts, err: message }, 'job failed');

@@ -1,4 +1,4 @@
-import type { Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { Executor } from '../db/database.ts';
 import type { DB, Environment } from '../db/schema.ts';
 import { prefixedId } from '../ids.ts';
@@ -7,6 +7,8 @@ export interface EventScope {
   companyId: string;
   environment: Environment;
   db: Executor;
+  /** A request context wakes this process's workers once its transaction commits. */
+  notifyWorkers?: () => void;
 }
 
 export interface OutboxEvent {
@@ -20,6 +22,8 @@ export interface OutboxEvent {
 /** Something that reacts to an event inside the emitting transaction (webhook fan-out). */
 export type EventSink = (trx: Transaction<DB>, scope: { companyId: string; environment: Environment }, event: OutboxEvent, at: Date) => Promise<void>;
 const sinks: EventSink[] = [];
+const notified = new WeakSet<object>();
+export const WORK_CHANNEL = 'recaudo_work';
 export function addEventSink(sink: EventSink): void {
   if (!sinks.includes(sink)) sinks.push(sink);
 }
@@ -45,5 +49,11 @@ export async function emitEvent(scope: EventScope, type: string, data: Record<st
     })
     .execute();
   for (const sink of sinks) await sink(scope.db as Transaction<DB>, scope, event, at);
+  // Workers in other processes LISTEN: the notification is sent when (and only if) this commits.
+  if (!notified.has(scope.db)) {
+    notified.add(scope.db);
+    await sql`select pg_notify(${WORK_CHANNEL}, '')`.execute(scope.db);
+  }
+  scope.notifyWorkers?.();
   return event;
 }
