@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { listQuerySchema, type ListSpec } from '../../platform/lists/lists.ts';
 import { looseBoolean, text, uuid } from '../../platform/validation.ts';
 import { bankSummary } from '../banks/schemas.ts';
+import { customerResponse } from '../customers/schemas.ts';
 
 export const ACCOUNT_SUBTYPES = ['SAVINGS', 'CHECKING', 'ELECTRONIC_DEPOSIT', 'KEY', 'WALLET'] as const;
 export const ACCOUNT_STATUSES = ['PENDING', 'ACTIVE', 'REJECTED', 'INACTIVE'] as const;
@@ -31,16 +32,17 @@ export const validateAccountBody = z.object({
   otp: z.string().max(20).nullish().describe('code the holder received; in test 123456 is right. Optional when the holder confirmed in the app'),
 });
 
-export const accountCustomer = z.object({
-  id: z.string(),
-  first_name: z.string().nullable(),
-  last_name: z.string().nullable(),
-  email: z.string().nullable(),
-  phone: z.string().nullable(),
-  document_type: z.string().nullable(),
-  document_number: z.string().nullable(),
-  created_at: z.string(),
-  is_test: z.boolean(),
+/** The owner as SPEC.md's Account shows it: a subset of the customer resource. */
+export const accountCustomer = customerResponse.pick({
+  id: true,
+  first_name: true,
+  last_name: true,
+  email: true,
+  phone: true,
+  document_type: true,
+  document_number: true,
+  created_at: true,
+  is_test: true,
 });
 
 export const accountResponse = z.object({
