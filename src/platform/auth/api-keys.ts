@@ -60,10 +60,11 @@ export class KeyResolver {
 
   async resolve(key: string): Promise<Caller | null> {
     if (!looksLikeKey(key)) return null;
-    const hash = hashKey(key);
+    // Cached by the key itself (it is in this request's memory anyway): no hash on the hot path.
     const now = Date.now();
-    const hit = this.cache.get(hash);
+    const hit = this.cache.get(key);
     if (hit && hit.expires > now) return hit.caller;
+    const hash = hashKey(key);
     const row = await this.db
       .selectFrom('api_keys')
       .select(['id', 'company_id', 'environment', 'kind'])
@@ -74,7 +75,7 @@ export class KeyResolver {
       ? { companyId: row.company_id, environment: row.environment, keyId: row.id, keyKind: row.kind }
       : null;
     if (this.cache.size > 10_000) this.cache.clear();
-    this.cache.set(hash, { caller, expires: now + this.ttlMs });
+    this.cache.set(key, { caller, expires: now + this.ttlMs });
     return caller;
   }
 

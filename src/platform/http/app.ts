@@ -11,6 +11,7 @@ import { randomToken } from '../ids.ts';
 import {
   abandonIdempotency,
   claimIdempotencyKey,
+  replayFromMemory,
   requireIdempotencyKey,
   settleIdempotency,
   type IdempotencyState,
@@ -115,26 +116,40 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
     }
   });
 
-  app.addHook('onRequest', async (req, reply) => {
+  // Hot-path hooks use the callback form: no promise per request.
+  app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
-    if (/%00/.test(req.url)) throw new ApiError('validation_error', { errors: { url: ['must not contain NUL (%00) characters'] } });
+    if (req.url.includes('%00')) return done(new ApiError('validation_error', { errors: { url: ['must not contain NUL (%00) characters'] } }));
+    done();
   });
   // While shutting down, answers close their keep-alive connection so the server can finish.
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onSend', async (_req, reply, payload) => {
+  app.addHook('onSend', (_req, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');
-    return payload;
+    done(null, payload);
   });
   const httpRequests = deps.metrics.counter('recaudo_http_requests_total', 'HTTP requests by route and status class');
   const httpLatency = deps.metrics.histogram('recaudo_http_request_seconds', 'HTTP request latency', [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]);
-  app.addHook('onResponse', async (req, reply) => {
+  const logRequests = deps.logger.isLevelEnabled('info');
+  const labelSets = new Map<string, { request: Record<string, string>; route: Record<string, string> }>();
+  app.addHook('onResponse', (req, reply, done) => {
     const route = req.routeOptions.url ?? 'unmatched';
-    httpRequests.inc({ method: req.method, route, status: `${Math.floor(reply.statusCode / 100)}xx` });
-    httpLatency.observe(reply.elapsedTime / 1000, { route });
-    req.log.info({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+    const status = `${Math.floor(reply.statusCode / 100)}xx`;
+    const key = `${req.method} ${route} ${status}`;
+    let labels = labelSets.get(key);
+    if (!labels) {
+      labels = { request: { method: req.method, route, status }, route: { route } };
+      labelSets.set(key, labels);
+    }
+    httpRequests.inc(labels.request);
+    httpLatency.observe(reply.elapsedTime / 1000, labels.route);
+    if (logRequests) {
+      req.log.info({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+    }
+    done();
   });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((req, reply) => errorHandler(new ApiError('route_not_found'), req, reply));
@@ -205,16 +220,20 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
         };
       });
 
-      // Bodiless POST/PUT/DELETE validate as an empty object.
-      v1.addHook('preValidation', async (req) => {
+      // Bodiless POST/PUT/DELETE validate as an empty object. A repeat of a request this process
+      // answered within the window replays here, before validation: its body was valid then.
+      v1.addHook('preValidation', async (req, reply) => {
         if (req.body === undefined && req.method !== 'GET') (req as FastifyRequest & { body: unknown }).body = {};
+        if (req.method === 'POST' && req.caller && req.routeOptions.config?.idempotent !== false) {
+          if (await replayFromMemory(req, reply, req.caller, requireIdempotencyKey(req), deps.clock.now())) return reply;
+        }
       });
 
       v1.addHook('preHandler', async (req, reply) => {
         if (req.method !== 'POST' || !req.caller || req.routeOptions.config?.idempotent === false) return;
         const key = requireIdempotencyKey(req);
         const state = await claimIdempotencyKey(deps, req, reply, req.caller, key);
-        if (!state) return; // replayed: reply already sent
+        if (!state) return reply; // replayed: reply already sent
         req.idempotency = state;
         req.ctx.db = state.trx;
       });

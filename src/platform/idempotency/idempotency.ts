@@ -31,6 +31,25 @@ function fingerprint(req: FastifyRequest): string {
     .digest('hex');
 }
 
+/**
+ * Fast path: a response this process stored within the window replays from memory. Within the
+ * window the stored row cannot change, so the copy is exact; other processes use the database.
+ * Returns true when the reply was sent.
+ */
+export async function replayFromMemory(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  scope: { companyId: string; environment: 'test' | 'live' },
+  key: string,
+  now: Date = new Date(),
+): Promise<boolean> {
+  const cached = recentResponses.get(cacheKey(scope, key));
+  if (!cached) return false;
+  if (cached.completedAt < now.getTime() - IDEMPOTENCY_WINDOW_MS) return false;
+  await replay(reply, cached, fingerprint(req));
+  return true;
+}
+
 export interface IdempotencyState {
   trx: ControlledTransaction<DB>;
   key: string;
@@ -76,14 +95,6 @@ export async function claimIdempotencyKey(
   const print = fingerprint(req);
   const now = deps.clock.now();
   const cutoff = new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS);
-
-  // Fast path: a response this process stored within the window replays from memory. Within the
-  // window the stored row cannot change, so the copy is exact; other processes use the database.
-  const cached = recentResponses.get(cacheKey(scope, key));
-  if (cached && cached.completedAt >= cutoff.getTime()) {
-    await replay(reply, cached, print);
-    return null;
-  }
 
   const trx = await deps.database.db.startTransaction().execute();
   try {
