@@ -9,17 +9,23 @@ import { connectLinkRoutes } from './connect-links/routes.ts';
 import { customerRoutes } from './customers/routes.ts';
 import { eventRoutes } from './events/routes.ts';
 import { registerWebhookWorkers, webhookRoutes } from './webhooks/routes.ts';
+import { paymentRoutes } from './payments/routes.ts';
+import { registerPaymentJobs } from './payments/service.ts';
+import { templateRoutes } from './templates/routes.ts';
+import { seedTemplates } from './templates/service.ts';
 
 /** Every domain module's routes, in one list the app factory registers under /v1. */
-export const modules: ModuleRegistrar[] = [customerRoutes, bankRoutes, accountRoutes, connectLinkRoutes, webhookRoutes, eventRoutes];
+export const modules: ModuleRegistrar[] = [customerRoutes, bankRoutes, accountRoutes, connectLinkRoutes, webhookRoutes, eventRoutes, paymentRoutes, templateRoutes];
 
 /** Catalogues every install needs (banks...), upserted at start. */
 export async function seedCatalogues(database: Database): Promise<void> {
   await seedBanks(database.db);
+  await seedTemplates(database.db);
 }
 
 /** Background job handlers of every module. */
 export function registerJobHandlers(deps: AppDeps): void {
   registerAccountJobs(deps);
   registerWebhookWorkers(deps);
+  registerPaymentJobs(deps);
 }

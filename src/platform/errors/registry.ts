@@ -55,6 +55,7 @@ export const Errors = {
   invalid_list_query: def(null, null, 400, 'A filter or sort is not allowed on this endpoint.'),
   rate_limited: def(null, null, 429, 'Too many requests; retry after the number of seconds in Retry-After.'),
   test_only: def(null, null, 403, 'This endpoint is only for test resources with a test key.'),
+  not_resolvable: def(null, null, 422, 'Only an open test payment or charge can be resolved (a payment: pending, in_progress or declined).'),
   feature_disabled: def(null, null, 403, 'This feature is not enabled for the company.'),
 
   // Platform codes Recaudo adds where SPEC.md is silent (docs/errors.md)

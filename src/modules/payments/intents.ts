@@ -1,0 +1,204 @@
+import { sql, type Transaction } from 'kysely';
+import type { RequestContext } from '../../platform/context.ts';
+import { inTransaction } from '../../platform/db/database.ts';
+import type { DB } from '../../platform/db/schema.ts';
+import { ApiError, validationError } from '../../platform/errors/api-error.ts';
+import { prefixedId } from '../../platform/ids.ts';
+import { paginate, parseListQuery } from '../../platform/lists/lists.ts';
+import { assertInScope } from '../../platform/scope.ts';
+import { paymentTransition } from './lifecycle.ts';
+import { MINIMUM_MINOR, formatPesos } from './money.ts';
+import { toIntentResponse } from './present.ts';
+import { findOpenIntent, INTENT_ID, loadPayment, lockIntent, lockPayment, maxTransactionCop, type IntentRow, type PaymentRow } from './queries.ts';
+import { intentList, paymentIntentsList, REJECTION_REASONS, type IntentResponse, type RejectionReason } from './schemas.ts';
+import { INTENT_STATUSES, PAYMENT_METHODS, type IntentStatus, type PaymentMethod } from './tables.ts';
+import { applyPaymentTransition, stateError, type PaymentScope } from './transition.ts';
+
+/**
+ * Payment intents: one per attempt to pay a payment. The payer pages and the rails record
+ * attempts through startIntent and settleIntent; both move the payment through the transition
+ * table (transition.ts), so the events follow from the table.
+ */
+
+export interface StartIntentInput {
+  /** A method the payment's `allows` offers; `sandbox` is the resolve endpoint's simulated payer. */
+  method: PaymentMethod | 'sandbox';
+  /** Minor units. Default: what is still due. Required for an open-amount link. */
+  amount?: bigint;
+  external_id?: string | null;
+  network_id?: string | null;
+  charge_id?: string | null;
+}
+
+export type SettleIntentInput =
+  | { status: 'approved'; network_id?: string | null }
+  | { status: 'declined'; remarks: RejectionReason | string; network_id?: string | null };
+
+/** The amount an attempt may take, by the payment's kind (fixed, partial, open). */
+async function attemptAmount(trx: Transaction<DB>, scope: PaymentScope, payment: PaymentRow, requested: bigint | undefined): Promise<bigint> {
+  const min = MINIMUM_MINOR[payment.currency];
+  if (payment.amount === null) {
+    if (requested === undefined) throw validationError({ amount: ['is required for an open-amount link'] });
+    if (requested < min) throw validationError({ amount: [`must be at least ${formatPesos(min, payment.currency)}`] });
+    const max = (await maxTransactionCop(trx, scope.companyId)) * 100n;
+    if (payment.currency === 'COP' && requested > max) throw validationError({ amount: [`exceeds the maximum per transaction of ${formatPesos(max, 'COP')}`] });
+    return requested;
+  }
+  const due = payment.amount - payment.amount_paid;
+  const amount = requested ?? due;
+  if (!payment.partial_enabled) {
+    if (amount !== due) throw validationError({ amount: [`must be the full amount due, ${formatPesos(due, payment.currency)}`] });
+    return amount;
+  }
+  const floor = payment.partial_minimum !== null && payment.partial_minimum < due ? payment.partial_minimum : due;
+  if (amount > due) throw validationError({ amount: [`must be at most the amount due, ${formatPesos(due, payment.currency)}`] });
+  if (amount < floor) throw validationError({ amount: [`must be at least ${formatPesos(floor, payment.currency)}`] });
+  return amount;
+}
+
+/** startIntent inside the caller's transaction. */
+export async function startIntentIn(trx: Transaction<DB>, scope: PaymentScope, paymentId: string, input: StartIntentInput): Promise<IntentRow> {
+  const payment = await lockPayment(trx, scope, paymentId);
+  if (!payment) throw new ApiError('record_not_found');
+  if (!paymentTransition(payment.status, 'start_attempt')) throw stateError(payment.status);
+  const now = scope.deps.clock.now();
+  if (payment.expires_at && new Date(payment.expires_at).getTime() <= now.getTime()) throw validationError({ status: ['the payment has expired'] });
+  if (input.method !== 'sandbox' && !(PAYMENT_METHODS as readonly string[]).includes(input.method)) throw validationError({ method: [`must be one of ${PAYMENT_METHODS.join(', ')}`] });
+  if (input.method !== 'sandbox' && !payment.allows.includes(input.method)) throw validationError({ method: [`the payment offers ${payment.allows.join(', ')}`] });
+  const amount = await attemptAmount(trx, scope, payment, input.amount);
+  const intent = await trx
+    .insertInto('payment_intents')
+    .values({
+      company_id: scope.companyId,
+      environment: scope.environment,
+      id: prefixedId('pi', now.getTime()),
+      payment_id: payment.id,
+      status: 'in_progress',
+      method: input.method,
+      amount,
+      currency: payment.currency,
+      remarks: null,
+      external_id: input.external_id ?? null,
+      network_id: input.network_id ?? null,
+      charge_id: input.charge_id ?? null,
+      created_at: now,
+      updated_at: now,
+      paid_at: null,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  await applyPaymentTransition(trx, scope, payment.id, 'start_attempt');
+  return intent;
+}
+
+/**
+ * Records a new attempt to pay a payment: the intent starts `in_progress` and the payment moves
+ * to `in_progress` (one attempt at a time). Throws the SPEC.md errors when the payment's state
+ * refuses an attempt (15003, 15004) and validation errors on `method` or `amount`.
+ */
+export async function startIntent(scope: PaymentScope, paymentId: string, input: StartIntentInput): Promise<IntentRow> {
+  return inTransaction(scope.db, (trx) => startIntentIn(trx, { ...scope, db: trx }, paymentId, input));
+}
+
+/** settleIntent inside the caller's transaction. */
+export async function settleIntentIn(trx: Transaction<DB>, scope: PaymentScope, intentId: string, outcome: SettleIntentInput): Promise<IntentRow> {
+  // Lock order everywhere: the payment, then its intent (payment_id never changes).
+  const found = await trx
+    .selectFrom('payment_intents')
+    .select('payment_id')
+    .where('company_id', '=', scope.companyId)
+    .where('environment', '=', scope.environment)
+    .where('id', '=', intentId)
+    .executeTakeFirst();
+  if (!found) throw new ApiError('record_not_found');
+  const payment = (await lockPayment(trx, scope, found.payment_id))!;
+  const intent = (await lockIntent(trx, scope, intentId))!;
+  if (intent.status !== 'in_progress') {
+    // A rail retrying the same outcome gets the same answer; a different one is a conflict.
+    if (intent.status === outcome.status) return intent;
+    throw validationError({ status: [`the attempt is already ${intent.status}`] });
+  }
+  if (outcome.status === 'declined' && !(REJECTION_REASONS as readonly string[]).includes(outcome.remarks)) {
+    throw validationError({ remarks: [`must be one of ${REJECTION_REASONS.join(', ')}`] });
+  }
+  const now = scope.deps.clock.now();
+  const settled = await trx
+    .updateTable('payment_intents')
+    .set({
+      status: outcome.status,
+      remarks: outcome.status === 'declined' ? outcome.remarks : null,
+      paid_at: outcome.status === 'approved' ? now : null,
+      updated_at: now,
+      ...(outcome.network_id ? { network_id: outcome.network_id } : {}),
+    })
+    .where('company_id', '=', scope.companyId)
+    .where('environment', '=', scope.environment)
+    .where('id', '=', intent.id)
+    .where('status', '=', 'in_progress')
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  const paid = payment.amount_paid;
+  if (outcome.status === 'approved') {
+    const total = paid + intent.amount;
+    const complete = payment.amount === null || total >= payment.amount;
+    await applyPaymentTransition(trx, scope, intent.payment_id, complete ? 'attempt_approved' : 'attempt_partial', { amount_paid: total });
+  } else {
+    await applyPaymentTransition(trx, scope, intent.payment_id, paid > 0n ? 'attempt_declined_partial' : 'attempt_declined');
+  }
+  return settled;
+}
+
+/**
+ * Settles an attempt: approved adds its amount to the payment's amount_paid and moves the payment
+ * to approved (the total is reached) or partially_paid; declined (with a rejection reason of
+ * docs/payments.md) moves it to declined, or back to partially_paid after earlier partial payments.
+ * Settling again with the same outcome returns the intent unchanged.
+ */
+export async function settleIntent(scope: PaymentScope, intentId: string, outcome: SettleIntentInput): Promise<IntentRow> {
+  return inTransaction(scope.db, (trx) => settleIntentIn(trx, { ...scope, db: trx }, intentId, outcome));
+}
+
+export { findOpenIntent };
+
+// ---------------------------------------------------------------------------------------------
+// Reads
+
+const nothing = sql<boolean>`false`;
+
+/** GET /payment-intents: filters id, status, external_id, network_id; sort created_at, paid_at. */
+export async function listIntents(ctx: RequestContext, query: Record<string, unknown>, path: string) {
+  const list = parseListQuery(intentList, query);
+  let q = ctx.db.selectFrom('payment_intents').selectAll().where('company_id', '=', ctx.companyId).where('environment', '=', ctx.environment);
+  const f = list.filters;
+  if (f.id !== undefined) q = INTENT_ID.test(f.id) ? q.where('id', '=', f.id) : q.where(nothing);
+  if (f.status !== undefined) q = (INTENT_STATUSES as readonly string[]).includes(f.status) ? q.where('status', '=', f.status as IntentStatus) : q.where(nothing);
+  if (f.external_id !== undefined) q = q.where('external_id', '=', f.external_id);
+  if (f.network_id !== undefined) q = q.where('network_id', '=', f.network_id);
+  return paginate(q, list, { path, query, table: 'payment_intents', map: toIntentResponse });
+}
+
+/** GET /payment-intents/{id}: an intent id (pi_…) or the charge id of the attempt. */
+export async function getIntent(ctx: RequestContext, id: string): Promise<IntentResponse> {
+  if (id.length > 100) throw new ApiError('record_not_found');
+  const row = await ctx.db
+    .selectFrom('payment_intents')
+    .selectAll()
+    .where('company_id', '=', ctx.companyId)
+    .where((eb) => eb.or([eb('id', '=', id), eb('charge_id', '=', id)]))
+    .orderBy('created_at', 'desc')
+    .executeTakeFirst();
+  return toIntentResponse(assertInScope(row, ctx));
+}
+
+/** GET /payments/{id}/intents: the payment's attempts, newest first. */
+export async function listPaymentIntents(ctx: RequestContext, paymentId: string, query: Record<string, unknown>, path: string) {
+  const payment = await loadPayment(ctx, paymentId);
+  const list = parseListQuery(paymentIntentsList, query);
+  const q = ctx.db
+    .selectFrom('payment_intents')
+    .selectAll()
+    .where('company_id', '=', ctx.companyId)
+    .where('environment', '=', ctx.environment)
+    .where('payment_id', '=', payment.id);
+  return paginate(q, list, { path, query, table: 'payment_intents', map: toIntentResponse });
+}

@@ -1,0 +1,56 @@
+import type { Selectable } from 'kysely';
+import type { Executor } from '../../platform/db/database.ts';
+import type { Environment } from '../../platform/db/schema.ts';
+import { ApiError } from '../../platform/errors/api-error.ts';
+import { assertInScope } from '../../platform/scope.ts';
+import type { PaymentIntentsTable, PaymentsTable } from './tables.ts';
+import './tables.ts';
+
+/** SQL only: loading and locking payments and intents. */
+
+export type PaymentRow = Selectable<PaymentsTable>;
+export type IntentRow = Selectable<PaymentIntentsTable>;
+type Scope = { companyId: string; environment: Environment };
+
+export const PAYMENT_ID = /^pay_[0-9a-z]{26}$/;
+export const INTENT_ID = /^pi_[0-9a-z]{26}$/;
+
+/** A path id that cannot be a payment id never exists: 404 without a query. */
+export function requirePaymentId(id: string): string {
+  if (!PAYMENT_ID.test(id)) throw new ApiError('record_not_found');
+  return id;
+}
+
+/** A payment of the caller's company with SPEC.md's 404 rules; `lock` takes the row lock. */
+export async function loadPayment(scope: Scope & { db: Executor }, id: string, lock = false): Promise<PaymentRow> {
+  const paymentId = requirePaymentId(id);
+  let q = scope.db.selectFrom('payments').selectAll().where('company_id', '=', scope.companyId).where('id', '=', paymentId);
+  if (lock) q = q.forUpdate();
+  return assertInScope(await q.executeTakeFirst(), scope);
+}
+
+/** Row lock on a payment of the scope (serialises every change of one payment). */
+export async function lockPayment(db: Executor, scope: Scope, id: string): Promise<PaymentRow | undefined> {
+  return db.selectFrom('payments').selectAll().where('company_id', '=', scope.companyId).where('environment', '=', scope.environment).where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+/** The payment's attempt in progress, if any (at most one: a unique index guards it). */
+export async function findOpenIntent(db: Executor, scope: Scope, paymentId: string): Promise<IntentRow | undefined> {
+  return db
+    .selectFrom('payment_intents')
+    .selectAll()
+    .where('company_id', '=', scope.companyId)
+    .where('environment', '=', scope.environment)
+    .where('payment_id', '=', paymentId)
+    .where('status', '=', 'in_progress')
+    .executeTakeFirst();
+}
+
+export async function lockIntent(db: Executor, scope: Scope, id: string): Promise<IntentRow | undefined> {
+  return db.selectFrom('payment_intents').selectAll().where('company_id', '=', scope.companyId).where('environment', '=', scope.environment).where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+export async function maxTransactionCop(db: Executor, companyId: string): Promise<bigint> {
+  const row = await db.selectFrom('companies').select('max_transaction_cop').where('id', '=', companyId).executeTakeFirst();
+  return row ? BigInt(row.max_transaction_cop) : 500_000_000n;
+}

@@ -1,0 +1,106 @@
+import type { ColumnType } from 'kysely';
+import type { Environment } from '../../platform/db/schema.ts';
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+type Json<T> = ColumnType<T, string, string>;
+type Money = ColumnType<bigint, bigint, bigint>;
+
+export const PAYMENT_STATUSES = [
+  'pending',
+  'in_progress',
+  'declined',
+  'approved',
+  'paid_externally',
+  'cancelled',
+  'expired',
+  'refunded',
+  'disputed',
+  'partially_paid',
+] as const;
+export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
+
+export const CURRENCIES = ['COP', 'USD', 'MXN'] as const;
+export type Currency = (typeof CURRENCIES)[number];
+
+export const PAYMENT_METHODS = ['card', 'banklink', 'rtkey', 'walleta', 'walletb'] as const;
+export type PaymentMethod = (typeof PAYMENT_METHODS)[number];
+
+export const CHANNELS = ['messaging', 'email', 'portal', 'manual'] as const;
+export type Channel = (typeof CHANNELS)[number];
+
+export const INTENT_STATUSES = ['in_progress', 'approved', 'declined'] as const;
+export type IntentStatus = (typeof INTENT_STATUSES)[number];
+
+/** A split as stored: amounts in minor units, percentages in basis points (1 % = 100). */
+export interface StoredSplit {
+  account_id: string | null;
+  wallet_id: string | null;
+  amount: string | null;
+  percentage_bp: number | null;
+}
+
+/** The payments module's tables (migrations/0005_payments.sql), merged into the shared DB type. */
+export interface PaymentsTable {
+  company_id: string;
+  environment: Environment;
+  id: string;
+  status: PaymentStatus;
+  source: ColumnType<string, string | undefined, string>;
+  title: string;
+  description: string | null;
+  currency: Currency;
+  amount: Money | null;
+  amount_paid: ColumnType<bigint, bigint | undefined, bigint>;
+  partial_enabled: boolean;
+  partial_minimum: Money | null;
+  reference: string | null;
+  external_id: string | null;
+  phone: string | null;
+  email: string | null;
+  channel: Channel;
+  template_id: string | null;
+  target_wallet_id: string | null;
+  target_wallet_company_id: string | null;
+  splits: Json<StoredSplit[]>;
+  document_url: string | null;
+  tax_rate_bp: number | null;
+  tax_amount: Money | null;
+  allows: Json<PaymentMethod[]>;
+  rtkey_expires_in: number | null;
+  expires_at: Timestamp | null;
+  redirect_url: string | null;
+  metadata: Json<Record<string, string> | null> | null;
+  test_scenario: string | null;
+  resend_count: ColumnType<number, number | undefined, number>;
+  last_resent_at: Timestamp | null;
+  cancel_notify: boolean | null;
+  paid_at: Timestamp | null;
+  cancelled_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface PaymentIntentsTable {
+  company_id: string;
+  environment: Environment;
+  id: string;
+  payment_id: string;
+  status: IntentStatus;
+  method: string;
+  amount: Money;
+  currency: Currency;
+  remarks: string | null;
+  external_id: string | null;
+  network_id: string | null;
+  charge_id: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  paid_at: Timestamp | null;
+}
+
+declare module '../../platform/db/schema.ts' {
+  interface DB {
+    payments: PaymentsTable;
+    payment_intents: PaymentIntentsTable;
+  }
+}
