@@ -20,6 +20,15 @@ export interface Config {
   webhookTimeoutMs: number;
   webhookConcurrency: number;
   metricsToken: string | undefined;
+  /** Messaging rail (docs/rails.md): `sandbox` records in memory, `http` posts to MESSAGING_HTTP_URL. */
+  messagingProvider: 'sandbox' | 'http';
+  messagingHttpUrl: string | undefined;
+  messagingHttpToken: string | undefined;
+  messagingHttpTimeoutMs: number;
+  messagingSandboxDelayMs: number;
+  /** E-mail rail: SMTP through nodemailer when set, otherwise the in-memory sandbox. */
+  smtpUrl: string | undefined;
+  smtpFrom: string;
 }
 
 // About 3 days in all: PRODUCT.md's example schedule, as offsets from the event.
@@ -53,6 +62,29 @@ function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean 
   throw new Error(`${name} must be true or false, got "${raw}"`);
 }
 
+function railsConfig(env: NodeJS.ProcessEnv) {
+  const messagingProvider = env.MESSAGING_PROVIDER || 'sandbox';
+  if (messagingProvider !== 'sandbox' && messagingProvider !== 'http') {
+    throw new Error(`MESSAGING_PROVIDER must be sandbox or http, got "${messagingProvider}"`);
+  }
+  const messagingHttpUrl = env.MESSAGING_HTTP_URL || undefined;
+  if (messagingHttpUrl && !/^https?:\/\/[^\s]+$/.test(messagingHttpUrl)) {
+    throw new Error('MESSAGING_HTTP_URL must be an http:// or https:// URL');
+  }
+  if (messagingProvider === 'http' && !messagingHttpUrl) throw new Error('MESSAGING_PROVIDER=http needs MESSAGING_HTTP_URL');
+  const smtpUrl = env.SMTP_URL || undefined;
+  if (smtpUrl && !/^smtps?:\/\//.test(smtpUrl)) throw new Error('SMTP_URL must start with smtp:// or smtps://');
+  return {
+    messagingProvider: messagingProvider as 'sandbox' | 'http',
+    messagingHttpUrl,
+    messagingHttpToken: env.MESSAGING_HTTP_TOKEN || undefined,
+    messagingHttpTimeoutMs: int(env, 'MESSAGING_HTTP_TIMEOUT_MS', 10_000, 1),
+    messagingSandboxDelayMs: int(env, 'MESSAGING_SANDBOX_DELAY_MS', 500, 0),
+    smtpUrl,
+    smtpFrom: env.SMTP_FROM || 'Recaudo <no-reply@recaudo.local>',
+  };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = int(env, 'PORT', 3000);
   const host = env.HOST || '0.0.0.0';
@@ -78,5 +110,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 30_000, 1),
     webhookConcurrency: int(env, 'WEBHOOK_CONCURRENCY', 64, 1),
     metricsToken: env.METRICS_TOKEN || undefined,
+    ...railsConfig(env),
   };
 }

@@ -1,0 +1,3 @@
+export * from './port.ts';
+export { SandboxEmail, type RecordedEmail } from './sandbox.ts';
+export { SmtpEmail, smtpError } from './smtp.ts';

@@ -1,0 +1,3 @@
+export * from './port.ts';
+export { SandboxMessaging, sandboxOutcome, SANDBOX_REPLY_TEXT, type SandboxMessage, type StatusReport } from './sandbox.ts';
+export { HttpMessaging, type HttpMessagePayload } from './http.ts';
