@@ -123,7 +123,7 @@ describe('payment state machine (property)', () => {
         };
 
         for (const o of ops) {
-          const before = status;
+          const before: PaymentStatus = status;
           let expected: string[] = [];
           let error: { status?: number; code_name?: string } | null = null;
           switch (o.kind) {
@@ -169,7 +169,7 @@ describe('payment state machine (property)', () => {
                 status = 'cancelled';
                 expected = ['payment.deleted'];
               } else {
-                const name = ['approved', 'paid_externally', 'refunded', 'disputed'].includes(status)
+                const name: string = ['approved', 'paid_externally', 'refunded', 'disputed'].includes(status)
                   ? 'payment_already_paid'
                   : status === 'cancelled'
                     ? 'payment_cancelled'

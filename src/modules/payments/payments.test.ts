@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHarness, expectError, expectValidation, type Company, type Harness } from '../../../test/harness.ts';
 import { expectScoped } from '../../../test/auth-matrix.ts';
-import { startIntent } from './intents.ts';
+import { settleIntent, startIntent } from './intents.ts';
 import { activeWallet, basePayment, createPayment, eventTypes, forceStatus, paymentEvents, scopeOf } from './test-support.ts';
 
 describe('payments: create', () => {
@@ -421,6 +421,35 @@ describe('payments: update, resend, cancel', () => {
     const title = await put(p.id, { title: 'Cambio de título', amount: 100000 });
     assert.equal(title.status, 200, 'other fields (and the same amount) may change during an attempt');
     assert.equal(title.body.status, 'in_progress');
+  });
+
+  test('PUT on a partially paid payment: the amount may grow, not shrink below what was paid, turn open or change currency', async () => {
+    const scope = scopeOf(h, co);
+    const p = await createPayment(co, { amount: 100000, partial_payment_config: { enabled: true } });
+    const i = await startIntent(scope, p.id, { method: 'card', amount: 40000_00n });
+    expectError(await put(p.id, { currency: 'USD' }), 422, 'payment_charge_in_progress', 15004);
+    await settleIntent(scope, i.id, { status: 'approved' });
+    expectValidation(await put(p.id, { amount: 40000 }), 'amount');
+    expectValidation(await put(p.id, { open_amount: true }), 'open_amount');
+    expectValidation(await put(p.id, { currency: 'USD' }), 'currency');
+    const grown = await put(p.id, { amount: 120000 });
+    assert.equal(grown.status, 200, grown.raw);
+    assert.equal(grown.body.status, 'partially_paid');
+    assert.equal(grown.body.amount_due, 80000);
+  });
+
+  test('concurrent cancels and resolves of one payment: one wins, its event is written once', async () => {
+    const p = await createPayment(co);
+    const results = await Promise.all([
+      ...Array.from({ length: 4 }, () => co.req({ method: 'DELETE', url: `/v1/payments/${p.id}` })),
+      ...Array.from({ length: 4 }, () => co.req({ url: `/v1/payments/${p.id}/resolve`, body: { action: 'approve' } })),
+    ]);
+    const ok = results.filter((r) => r.status === 200);
+    assert.equal(ok.length, 1, results.map((r) => `${r.status} ${r.body.code_name ?? ''}`).join(', '));
+    const final = (await co.req({ url: `/v1/payments/${p.id}` })).body.status;
+    assert.ok(final === 'cancelled' || final === 'approved');
+    assert.deepEqual(await eventTypes(h, co, p.id), ['payment.created', final === 'cancelled' ? 'payment.deleted' : 'payment.approved']);
+    for (const r of results.filter((x) => x.status !== 200)) assert.equal(r.status, 422, r.raw);
   });
 
   test('PUT status paid_externally goes through the state machine', async () => {

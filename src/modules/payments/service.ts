@@ -157,12 +157,15 @@ export async function updatePayment(ctx: RequestContext, id: string, body: Updat
       stored: { splits: current.splits, target_wallet_id: current.target_wallet_id, target_wallet_company_id: current.target_wallet_company_id },
     };
     const { errors, value } = await resolvePaymentFields(rc, merged);
-    if (value.amount !== null && current.amount_paid > 0n && value.amount <= current.amount_paid) {
-      (errors.amount ??= []).push(`must be more than the ${toPesos(current.amount_paid)} already paid`);
+    if (current.amount_paid > 0n) {
+      // Money was received against this amount and currency: they may grow, not change kind.
+      if (value.amount !== null && value.amount <= current.amount_paid) (errors.amount ??= []).push(`must be more than the ${toPesos(current.amount_paid)} already paid`);
+      if (value.amount === null && current.amount !== null) (errors.open_amount ??= []).push('a partially paid payment cannot become an open-amount link');
+      if (value.currency !== current.currency) (errors.currency ??= []).push('cannot change once part of the payment was paid');
     }
     if (Object.keys(errors).length) throw validationError(errors);
 
-    const amountChanged = value.amount !== current.amount;
+    const amountChanged = value.amount !== current.amount || value.currency !== current.currency;
     const taxChanged = value.tax_rate_bp !== current.tax_rate_bp || value.tax_amount !== current.tax_amount;
     if (current.status === 'in_progress' && (amountChanged || taxChanged || newStatus)) throw new ApiError('payment_charge_in_progress');
 
