@@ -165,7 +165,6 @@ describe('payment intents: the service the payer pages and rails call', () => {
   });
 
   test('GET /payment-intents: filters, sorts, lookup by charge_id', async () => {
-    const scope = scopeOf(h, co);
     const other = await h.company('Filtros SAS');
     const os = scopeOf(h, other);
     const a = await createPayment(other);
@@ -199,7 +198,6 @@ describe('payment intents: the service the payer pages and rails call', () => {
     expectError(await co.req({ url: `/v1/payment-intents/${ia.id}` }), 404, 'record_not_found', 10002);
     assert.equal((await co.req({ url: '/v1/payment-intents' })).body.data.some((i: { id: string }) => i.id === ia.id), false, "another company's intents never show");
     expectError(await other.req({ url: `/v1/payments/${a.id}/intents?filter[status]=x` }), 400);
-    void scope;
   });
 });
 

@@ -5,7 +5,6 @@ import type { DB } from '../../platform/db/schema.ts';
 import { ApiError, validationError } from '../../platform/errors/api-error.ts';
 import { prefixedId } from '../../platform/ids.ts';
 import { paginate, parseListQuery } from '../../platform/lists/lists.ts';
-import { assertInScope } from '../../platform/scope.ts';
 import { findTemplate } from '../templates/service.ts';
 import { settleIntentIn, startIntentIn } from './intents.ts';
 import { paymentTransition, RESENDABLE, RESOLVABLE, UPDATE_REFUSED } from './lifecycle.ts';
