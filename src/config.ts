@@ -20,6 +20,8 @@ export interface Config {
   webhookTimeoutMs: number;
   webhookConcurrency: number;
   metricsToken: string | undefined;
+  /** Signs the payer pages' form tokens (docs/pages.md); the same in every API process. Random per start when unset. */
+  pagesSecret: string | undefined;
   /** Messaging rail (docs/rails.md): `sandbox` records in memory, `http` posts to MESSAGING_HTTP_URL. */
   messagingProvider: 'sandbox' | 'http';
   messagingHttpUrl: string | undefined;
@@ -110,6 +112,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 30_000, 1),
     webhookConcurrency: int(env, 'WEBHOOK_CONCURRENCY', 64, 1),
     metricsToken: env.METRICS_TOKEN || undefined,
+    pagesSecret: env.PAGES_SECRET || undefined,
     ...railsConfig(env),
   };
 }

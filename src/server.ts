@@ -3,12 +3,13 @@ import http from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { Runtime } from './runtime.ts';
 import { buildApp, type RouteInfo } from './platform/http/app.ts';
-import { modules } from './modules/index.ts';
+import { modules, pages } from './modules/index.ts';
 import { createCompany, rotateKey, OperatorInputError } from './modules/companies/service.ts';
 import type { KeyResolver } from './platform/auth/api-keys.ts';
 
 export async function createHttpApp(runtime: Runtime): Promise<{ app: FastifyInstance; routes: RouteInfo[]; keys: KeyResolver }> {
   const built = await buildApp(runtime.deps, modules);
+  for (const register of pages) await register(built.app, runtime.deps);
   await built.app.ready();
   return built;
 }

@@ -12,10 +12,14 @@ import { registerWebhookWorkers, webhookRoutes } from './webhooks/routes.ts';
 import { paymentRoutes } from './payments/routes.ts';
 import { registerPaymentJobs } from './payments/service.ts';
 import { templateRoutes } from './templates/routes.ts';
+import { payerPages } from '../pages/routes.ts';
 import { seedTemplates } from './templates/service.ts';
 
 /** Every domain module's routes, in one list the app factory registers under /v1. */
 export const modules: ModuleRegistrar[] = [customerRoutes, bankRoutes, accountRoutes, connectLinkRoutes, webhookRoutes, eventRoutes, paymentRoutes, templateRoutes];
+
+/** Payer-facing HTML pages (hosted payment page, payment portal), outside /v1 and without an API key. */
+export const pages: ModuleRegistrar[] = [payerPages];
 
 /** Catalogues every install needs (banks...), upserted at start. */
 export async function seedCatalogues(database: Database): Promise<void> {

@@ -1,0 +1,430 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AppDeps } from '../platform/context.ts';
+import { ApiError } from '../platform/errors/api-error.ts';
+import { randomToken } from '../platform/ids.ts';
+import { listBanks, findBank } from '../modules/banks/service.ts';
+import { settleIntent, startIntent } from '../modules/payments/intents.ts';
+import { maxTransactionCop, type IntentRow, type PaymentRow } from '../modules/payments/queries.ts';
+import type { PaymentMethod } from '../modules/payments/tables.ts';
+import { FormTokens } from './csrf.ts';
+import { money, STATUS_NAMES, when } from './format.ts';
+import { sendPage } from './html.ts';
+import { declinedSince, findByReference, findIntent, findPaymentForPayer, recentIntents, scopeOf, type PayerView } from './lookup.ts';
+import { emvcoPayload, qrSvg } from './qr.ts';
+import { applyScenario, checkCard, normalisePhone, parsePesosInput, TEST_CARDS, TEST_PHONES, type FieldErrors, type SandboxOutcome } from './sandbox.ts';
+import { attemptMinimum, bankPage, due, finalPage, isAbandonable, isExpired, messagePage, notFoundPage, payPage, portalPage, qrPage, type PayView } from './views.ts';
+
+/**
+ * The payer pages (docs/pages.md): the hosted payment page at `payment_link` (/pay/{id}), its
+ * sandbox bank and QR pages, and the payment portal (/portal). Server-rendered Spanish HTML, no
+ * API key: the payment found by its id is the scope. Every POST is form-encoded and carries a
+ * signed form token; attempts go through the payments module's startIntent/settleIntent.
+ */
+
+const PAYABLE: readonly PaymentRow['status'][] = ['pending', 'declined', 'partially_paid', 'in_progress'];
+/** Brake on card testing: declined attempts of one payment per hour before the page refuses more. */
+export const DECLINES_PER_HOUR = 10;
+
+type Body = Record<string, unknown>;
+const field = (body: unknown, name: string): string => {
+  const v = (body as Body | undefined)?.[name];
+  return typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '';
+};
+
+/** Form bodies (application/x-www-form-urlencoded), only in the pages' scope; first value wins. */
+function addFormParser(scope: FastifyInstance): void {
+  scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 16_384 }, (_req, body, done) => {
+    const out: Record<string, string> = {};
+    for (const [k, v] of new URLSearchParams(body as string)) if (!(k in out)) out[k] = v;
+    done(null, out);
+  });
+}
+
+function pageErrors(scope: FastifyInstance): void {
+  scope.setErrorHandler((error: Error & { statusCode?: number; code?: string }, req, reply) => {
+    const status = error.statusCode === 413 ? 413 : error.statusCode === 415 ? 415 : error.statusCode === 400 ? 400 : 500;
+    if (status === 500) req.log.error({ err: error }, 'payer page failed');
+    const text =
+      status === 413
+        ? 'El formulario es demasiado grande.'
+        : status === 415
+          ? 'El formulario llegó en un formato que no reconocemos. Vuelve a la página de pago e inténtalo de nuevo.'
+          : status === 400
+            ? 'La solicitud no es válida.'
+            : 'Algo salió mal de nuestro lado. No se hizo ningún cobro nuevo; intenta de nuevo en unos minutos.';
+    return sendPage(reply, status, messagePage({ title: 'Error', heading: status === 500 ? 'Algo salió mal' : 'No pudimos procesar la solicitud', text }));
+  });
+  scope.setNotFoundHandler((_req, reply) => sendPage(reply, 404, notFoundPage()));
+}
+
+export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const tokens = new FormTokens(deps.config.pagesSecret);
+  const db = () => deps.database.db;
+  const now = () => deps.clock.now();
+
+  async function banksFor(payment: PaymentRow): Promise<{ id: string; name: string }[]> {
+    if (!payment.allows.includes('banklink') || payment.environment !== 'test') return [];
+    const banks = await listBanks(db(), { banklink: 'true', order: 'name' }, deps.config.baseUrl);
+    return banks.map((b) => ({ id: b.id, name: b.name }));
+  }
+
+  async function openMax(payment: PaymentRow): Promise<bigint | null> {
+    if (payment.amount !== null || payment.currency !== 'COP') return null;
+    return (await maxTransactionCop(db(), payment.company_id)) * 100n;
+  }
+
+  /** The amount an attempt takes: what is due, or the payer's choice within the link's limits. */
+  async function chooseAmount(payment: PaymentRow, input: string): Promise<{ amount: bigint | null; error: string | null }> {
+    const d = due(payment);
+    const variable = d === null || (payment.partial_enabled && d > attemptMinimum(payment));
+    if (!variable) return { amount: d, error: null };
+    if (input.trim() === '') return { amount: d, error: null };
+    const parsed = parsePesosInput(input);
+    if (parsed === null || parsed === 0n) return { amount: null, error: 'Escribe un monto válido, por ejemplo 50.000.' };
+    const min = attemptMinimum(payment);
+    const max = d ?? (await openMax(payment));
+    if (parsed < min) return { amount: null, error: `El monto mínimo es ${money(min, payment.currency)}.` };
+    if (max !== null && parsed > max) return { amount: null, error: `El monto máximo es ${money(max, payment.currency)}.` };
+    return { amount: parsed, error: null };
+  }
+
+  async function buildView(found: PayerView, extra: Partial<PayView> & { amountInput?: string }): Promise<PayView> {
+    const { payment, companyName } = found;
+    const amountInput = extra.amountInput ?? '';
+    const chosen = extra.chosenAmount !== undefined ? { amount: extra.chosenAmount, error: null } : await chooseAmount(payment, amountInput);
+    return {
+      payment,
+      companyName,
+      now: now(),
+      token: tokens.issue(payment.id, now()),
+      intents: await recentIntents(db(), payment),
+      flash: null,
+      chosenAmount: chosen.amount,
+      amountError: extra.amountError ?? chosen.error,
+      amountInput,
+      openMax: await openMax(payment),
+      form: null,
+      banks: await banksFor(payment),
+      ...extra,
+    };
+  }
+
+  const formOrigins = (payment: PaymentRow): string[] => {
+    try {
+      return payment.redirect_url ? [new URL(payment.redirect_url).origin] : [];
+    } catch {
+      return [];
+    }
+  };
+
+  async function showPayment(reply: FastifyReply, found: PayerView, status: number, extra: Partial<PayView> & { amountInput?: string } = {}) {
+    const { payment } = found;
+    if (!PAYABLE.includes(payment.status) || isExpired(payment, now())) {
+      const approved = (await recentIntents(db(), payment, 20)).find((i) => i.status === 'approved') ?? null;
+      return sendPage(reply, 200, finalPage({ payment, companyName: found.companyName, now: now(), approvedIntent: approved }));
+    }
+    return sendPage(reply, status, payPage(await buildView(found, extra)), { formOrigins: formOrigins(payment) });
+  }
+
+  const paymentUrl = (payment: PaymentRow, query: Record<string, string> = {}) => {
+    const q = new URLSearchParams(query).toString();
+    return `/pay/${payment.id}${q ? `?${q}` : ''}`;
+  };
+
+  /** After an attempt: a completed payment goes back to the merchant; anything else to the page. */
+  async function afterAttempt(reply: FastifyReply, paymentId: string, intent: IntentRow, amountInput: string) {
+    deps.jobs.wake();
+    const found = await findPaymentForPayer(db(), paymentId);
+    const payment = found!.payment;
+    if (payment.status === 'approved' && payment.redirect_url && /^https?:\/\//i.test(payment.redirect_url)) {
+      const target = new URL(payment.redirect_url);
+      target.searchParams.set('payment_id', payment.id);
+      return reply.redirect(target.toString(), 303);
+    }
+    const query: Record<string, string> = { intento: intent.id };
+    if (amountInput && payment.amount === null) query.monto = amountInput;
+    return reply.redirect(paymentUrl(payment, query), 303);
+  }
+
+  const refused = (reply: FastifyReply, paymentId: string) =>
+    sendPage(
+      reply,
+      403,
+      messagePage({
+        title: 'Formulario no válido',
+        heading: 'Esta página de pago ya no es válida',
+        text: 'Por seguridad, vuelve a abrir la página de pago y envía el formulario de nuevo. No se hizo ningún cobro.',
+        link: { href: `/pay/${paymentId}`, label: 'Volver a la página de pago' },
+      }),
+    );
+
+  const liveUnavailable = (reply: FastifyReply, found: PayerView) =>
+    sendPage(
+      reply,
+      503,
+      messagePage({
+        title: 'Pago no disponible',
+        heading: 'Pago en línea no disponible todavía',
+        text: `El procesamiento de tarjetas y de los demás medios en línea aún no está habilitado para cobros reales. Comunícate con ${found.companyName} para saber cómo pagar. No se hizo ningún cobro.`,
+        link: { href: `/pay/${found.payment.id}`, label: 'Volver a la página de pago' },
+      }),
+    );
+
+  /**
+   * What every attempt POST checks first. Returns the payment and the amount, or null when it
+   * already answered (404, 403, a state page, a form error).
+   */
+  async function beginAttempt(req: FastifyRequest, reply: FastifyReply, method: PaymentMethod): Promise<{ found: PayerView; amount: bigint; amountInput: string } | null> {
+    const { id } = req.params as { id: string };
+    const found = await findPaymentForPayer(db(), id);
+    if (!found) {
+      sendPage(reply, 404, notFoundPage());
+      return null;
+    }
+    if (!tokens.verify(found.payment.id, field(req.body, 'token'), now())) {
+      refused(reply, found.payment.id);
+      return null;
+    }
+    const { payment } = found;
+    if (!PAYABLE.includes(payment.status) || isExpired(payment, now())) {
+      reply.redirect(paymentUrl(payment), 303);
+      return null;
+    }
+    if (payment.environment !== 'test') {
+      liveUnavailable(reply, found);
+      return null;
+    }
+    if (!payment.allows.includes(method)) {
+      reply.redirect(paymentUrl(payment), 303);
+      return null;
+    }
+    if (payment.status === 'in_progress') {
+      // One attempt at a time: an attempt the payer left waiting (bank page, QR) is abandoned;
+      // anything else (a card still being confirmed, a rail) must finish first.
+      const open = (await recentIntents(db(), payment)).find((i) => i.status === 'in_progress');
+      if (!open || !isAbandonable(open)) {
+        reply.redirect(paymentUrl(payment), 303);
+        return null;
+      }
+      await settleQuietly(payment, open.id, { status: 'declined', remarks: 'CANCELLED_BY_PAYER' });
+    }
+    if ((await declinedSince(db(), payment, new Date(now().getTime() - 3_600_000))) >= DECLINES_PER_HOUR) {
+      sendPage(
+        reply,
+        429,
+        messagePage({
+          title: 'Demasiados intentos',
+          heading: 'Demasiados intentos rechazados',
+          text: 'Por seguridad pausamos los pagos de este cobro durante una hora. Intenta más tarde o comunícate con la empresa.',
+          link: { href: `/pay/${payment.id}`, label: 'Volver a la página de pago' },
+        }),
+      );
+      return null;
+    }
+    const amountInput = field(req.body, 'amount');
+    const chosen = await chooseAmount(payment, amountInput);
+    if (chosen.error || chosen.amount === null) {
+      await showPayment(reply, found, 422, { amountInput, amountError: chosen.error ?? 'Escribe el monto que vas a pagar.' });
+      return null;
+    }
+    return { found, amount: chosen.amount, amountInput };
+  }
+
+  async function settleQuietly(payment: PaymentRow, intentId: string, outcome: { status: 'approved' } | { status: 'declined'; remarks: string }) {
+    try {
+      await settleIntent(scopeOf(payment, deps), intentId, outcome);
+    } catch (error) {
+      // Someone settled it first (another tab, a rail): the page shows whatever won.
+      if (!(error instanceof ApiError)) throw error;
+    }
+  }
+
+  /** startIntent, mapping the module's refusals to the page (the state page explains them). */
+  async function start(reply: FastifyReply, found: PayerView, method: PaymentMethod, amount: bigint): Promise<IntentRow | null> {
+    try {
+      return await startIntent(scopeOf(found.payment, deps), found.payment.id, { method, amount, network_id: `sbx_${method}_${randomToken(16)}` });
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      reply.redirect(paymentUrl(found.payment), 303);
+      return null;
+    }
+  }
+
+  async function runOutcome(reply: FastifyReply, found: PayerView, intent: IntentRow, outcome: SandboxOutcome, amountInput: string) {
+    if (outcome.status !== 'pending') await settleQuietly(found.payment, intent.id, outcome);
+    return afterAttempt(reply, found.payment.id, intent, amountInput);
+  }
+
+  await app.register(
+    async (scope) => {
+      addFormParser(scope);
+      pageErrors(scope);
+
+      scope.get('/:id', { schema: { hide: true } }, async (req, reply) => {
+        const { id } = req.params as { id: string };
+        const query = req.query as Record<string, unknown>;
+        const found = await findPaymentForPayer(db(), id);
+        if (!found) return sendPage(reply, 404, notFoundPage());
+        const intentId = typeof query.intento === 'string' ? query.intento : '';
+        const flash = intentId ? await findIntent(db(), found.payment, intentId) : null;
+        const amountInput = typeof query.monto === 'string' ? query.monto.slice(0, 40) : '';
+        return showPayment(reply, found, 200, { flash, amountInput });
+      });
+
+      scope.post('/:id/card', { schema: { hide: true } }, async (req, reply) => {
+        const begun = await beginAttempt(req, reply, 'card');
+        if (!begun) return reply;
+        const { found, amount, amountInput } = begun;
+        const values = {
+          card_number: field(req.body, 'card_number'),
+          exp_month: field(req.body, 'exp_month'),
+          exp_year: field(req.body, 'exp_year'),
+          cvv: field(req.body, 'cvv'),
+          holder_name: field(req.body, 'holder_name'),
+        };
+        // Shown back on an error: never the card number or the CVV.
+        const echo = { exp_month: values.exp_month.slice(0, 2), exp_year: values.exp_year.slice(0, 4), holder_name: values.holder_name.slice(0, 100) };
+        const { errors, card } = checkCard(values, now());
+        const formError = (errs: FieldErrors, general?: string) =>
+          showPayment(reply, found, 422, { chosenAmount: amount, amountInput, form: { method: 'card', errors: errs, values: echo, general } });
+        if (!card) return formError(errors);
+        const trigger = TEST_CARDS[card.pan];
+        if (!trigger) return formError({ card_number: 'En modo de prueba usa una tarjeta de prueba, por ejemplo 4242 4242 4242 4242.' }, 'Esta es una página de prueba');
+        const intent = await start(reply, found, 'card', amount);
+        if (!intent) return reply;
+        return runOutcome(reply, found, intent, applyScenario(trigger, found.payment.test_scenario), amountInput);
+      });
+
+      for (const method of ['walleta', 'walletb'] as const) {
+        scope.post(`/:id/${method}`, { schema: { hide: true } }, async (req, reply) => {
+          const begun = await beginAttempt(req, reply, method);
+          if (!begun) return reply;
+          const { found, amount, amountInput } = begun;
+          const typed = field(req.body, 'phone').slice(0, 20);
+          const phone = normalisePhone(typed);
+          const formError = (message: string) =>
+            showPayment(reply, found, 422, { chosenAmount: amount, amountInput, form: { method, errors: { phone: message }, values: { phone: typed } } });
+          if (!phone) return formError('Escribe un número de celular colombiano de 10 dígitos, por ejemplo 300 123 4567.');
+          const trigger = TEST_PHONES[phone];
+          if (!trigger) return formError('En modo de prueba usa 399 111 1111 (aprueba) o 399 222 2222 (rechaza).');
+          const intent = await start(reply, found, method, amount);
+          if (!intent) return reply;
+          return runOutcome(reply, found, intent, applyScenario(trigger, found.payment.test_scenario), amountInput);
+        });
+      }
+
+      scope.post('/:id/banklink', { schema: { hide: true } }, async (req, reply) => {
+        const begun = await beginAttempt(req, reply, 'banklink');
+        if (!begun) return reply;
+        const { found, amount, amountInput } = begun;
+        const bankId = field(req.body, 'bank');
+        const banks = await banksFor(found.payment);
+        if (!banks.some((b) => b.id === bankId)) {
+          return showPayment(reply, found, 422, { chosenAmount: amount, amountInput, form: { method: 'banklink', errors: { bank: 'Elige tu banco de la lista.' }, values: {} } });
+        }
+        const intent = await start(reply, found, 'banklink', amount);
+        if (!intent) return reply;
+        return reply.redirect(`/pay/${found.payment.id}/attempts/${intent.id}?banco=${encodeURIComponent(bankId)}`, 303);
+      });
+
+      scope.post('/:id/rtkey', { schema: { hide: true } }, async (req, reply) => {
+        const begun = await beginAttempt(req, reply, 'rtkey');
+        if (!begun) return reply;
+        const intent = await start(reply, begun.found, 'rtkey', begun.amount);
+        if (!intent) return reply;
+        return reply.redirect(`/pay/${begun.found.payment.id}/attempts/${intent.id}`, 303);
+      });
+
+      const qrExpiry = (payment: PaymentRow, intent: IntentRow) => new Date(new Date(intent.created_at).getTime() + (payment.rtkey_expires_in ?? 30) * 60_000);
+
+      /** A waiting attempt's own page: the sandbox bank or the QR. */
+      scope.get('/:id/attempts/:intentId', { schema: { hide: true } }, async (req, reply) => {
+        const { id, intentId } = req.params as { id: string; intentId: string };
+        const found = await findPaymentForPayer(db(), id);
+        if (!found) return sendPage(reply, 404, notFoundPage());
+        const intent = await findIntent(db(), found.payment, intentId);
+        if (!intent) return sendPage(reply, 404, notFoundPage());
+        if (!isAbandonable(intent)) return reply.redirect(paymentUrl(found.payment, { intento: intent.id }), 303);
+        const { payment, companyName } = found;
+        const token = tokens.issue(payment.id, now());
+        if (intent.method === 'rtkey') {
+          const expiresAt = qrExpiry(payment, intent);
+          if (expiresAt.getTime() <= now().getTime()) {
+            await settleQuietly(payment, intent.id, { status: 'declined', remarks: 'TIMEOUT' });
+            deps.jobs.wake();
+            return reply.redirect(paymentUrl(payment, { intento: intent.id }), 303);
+          }
+          const payload = emvcoPayload({ key: intent.network_id ?? intent.id, merchant: companyName, amountMinor: intent.amount, currency: intent.currency, reference: intent.id });
+          const svg = qrSvg(payload, `Código QR para pagar ${money(intent.amount, intent.currency)} a ${companyName}`);
+          return sendPage(reply, 200, qrPage({ payment, companyName, intent, token, payload, svg, expiresAt }));
+        }
+        const bankId = typeof (req.query as Body).banco === 'string' ? String((req.query as Body).banco) : '';
+        const bank = bankId ? await findBank(db(), bankId) : undefined;
+        return sendPage(reply, 200, bankPage({ payment, companyName, intent, token, bankName: bank && bank.banklink ? bank.name : null }));
+      });
+
+      scope.post('/:id/attempts/:intentId', { schema: { hide: true } }, async (req, reply) => {
+        const { id, intentId } = req.params as { id: string; intentId: string };
+        const found = await findPaymentForPayer(db(), id);
+        if (!found) return sendPage(reply, 404, notFoundPage());
+        if (!tokens.verify(found.payment.id, field(req.body, 'token'), now())) return refused(reply, found.payment.id);
+        const intent = await findIntent(db(), found.payment, intentId);
+        if (!intent) return sendPage(reply, 404, notFoundPage());
+        const { payment } = found;
+        const back = () => reply.redirect(paymentUrl(payment, { intento: intent.id }), 303);
+        if (!isAbandonable(intent)) return back();
+        const action = field(req.body, 'action');
+        if (action === 'cancel') {
+          await settleQuietly(payment, intent.id, { status: 'declined', remarks: 'CANCELLED_BY_PAYER' });
+          deps.jobs.wake();
+          return back();
+        }
+        if (payment.environment !== 'test') return liveUnavailable(reply, found);
+        if (intent.method === 'rtkey' && qrExpiry(payment, intent).getTime() <= now().getTime()) {
+          await settleQuietly(payment, intent.id, { status: 'declined', remarks: 'TIMEOUT' });
+          deps.jobs.wake();
+          return back();
+        }
+        let outcome: SandboxOutcome;
+        if (action === 'approve') outcome = applyScenario({ status: 'approved' }, payment.test_scenario);
+        else if (action === 'reject' && intent.method === 'banklink') outcome = { status: 'declined', remarks: 'TRANSACTION_REJECTED' };
+        else return back();
+        if (outcome.status === 'pending') return reply.redirect(paymentUrl(payment), 303);
+        await settleQuietly(payment, intent.id, outcome);
+        return afterAttempt(reply, payment.id, intent, '');
+      });
+    },
+    { prefix: '/pay' },
+  );
+
+  await app.register(
+    async (scope) => {
+      pageErrors(scope);
+      scope.get('/', { schema: { hide: true } }, async (req, reply) => {
+        const query = req.query as Body;
+        const reference = typeof query.referencia === 'string' ? query.referencia.trim().slice(0, 60) : '';
+        const company = typeof query.empresa === 'string' && /^[A-Za-z0-9_-]{1,100}$/.test(query.empresa) ? query.empresa : null;
+        const searched = typeof query.referencia === 'string';
+        let error: string | null = null;
+        if (searched && (reference.length < 6 || reference.length > 30)) error = 'La referencia tiene entre 6 y 30 caracteres.';
+        const rows = searched && !error ? await findByReference(db(), reference, company) : [];
+        const hits = rows.map((r) => {
+          const d = r.amount === null ? null : r.amount > r.amount_paid ? r.amount - r.amount_paid : 0n;
+          const expired = r.expires_at !== null && new Date(r.expires_at).getTime() <= now().getTime() && ['pending', 'declined', 'partially_paid'].includes(r.status);
+          return {
+            id: r.id,
+            title: r.title,
+            status: expired ? STATUS_NAMES.expired : STATUS_NAMES[r.status],
+            amountText: d === null ? 'Monto abierto' : r.status === 'partially_paid' ? `Falta ${money(d, r.currency)}` : money(r.amount!, r.currency),
+            companyName: r.company_name,
+            expires: r.expires_at && !expired && PAYABLE.includes(r.status) ? when(r.expires_at) : null,
+            test: r.environment === 'test',
+          };
+        });
+        return sendPage(reply, searched && !error ? 200 : error ? 422 : 200, portalPage({ reference, company, error, searched: searched && !error, hits }));
+      });
+    },
+    { prefix: '/portal' },
+  );
+}
+

@@ -1,0 +1,165 @@
+/**
+ * Card checks and the sandbox's deterministic outcomes (PRODUCT.md "Test environment"). Pure
+ * functions: the card number and CVV pass through here and are never kept anywhere.
+ */
+
+export type FieldErrors = Record<string, string>;
+
+export interface CardInput {
+  card_number: string;
+  exp_month: string;
+  exp_year: string;
+  cvv: string;
+  holder_name: string;
+}
+
+export interface CheckedCard {
+  /** Digits only. Lives for the request; never stored, logged or echoed back. */
+  pan: string;
+  brand: string;
+  last4: string;
+}
+
+export function luhnValid(digits: string): boolean {
+  let sum = 0;
+  let double = false;
+  for (let i = digits.length - 1; i >= 0; i--) {
+    let d = digits.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return false;
+    if (double) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+    double = !double;
+  }
+  return digits.length > 0 && sum % 10 === 0;
+}
+
+export function cardBrand(pan: string): string {
+  if (/^4/.test(pan)) return 'Visa';
+  if (/^(5[1-5]|2[2-7])/.test(pan)) return 'Mastercard';
+  if (/^3[47]/.test(pan)) return 'American Express';
+  if (/^3(0[0-5]|[68])/.test(pan)) return 'Diners Club';
+  if (/^(6011|65|64[4-9])/.test(pan)) return 'Discover';
+  return 'Tarjeta';
+}
+
+/** The Bogotá calendar month of an instant, as year * 12 + month index. */
+function bogotaMonth(now: Date): number {
+  const local = new Date(now.getTime() - 5 * 3_600_000);
+  return local.getUTCFullYear() * 12 + local.getUTCMonth();
+}
+
+/**
+ * Validates a card form: Luhn (code 10104 in the API), expiry (10122), CVV (10102), holder name.
+ * Messages are Spanish, keyed by form field.
+ */
+export function checkCard(input: CardInput, now: Date): { errors: FieldErrors; card: CheckedCard | null } {
+  const errors: FieldErrors = {};
+  const pan = input.card_number.replace(/[\s-]/g, '');
+  if (pan === '') errors.card_number = 'Escribe el número de la tarjeta.';
+  else if (!/^\d{12,19}$/.test(pan)) errors.card_number = 'El número de la tarjeta debe tener entre 12 y 19 dígitos.';
+  else if (!luhnValid(pan)) errors.card_number = 'El número de la tarjeta no es válido. Revísalo.';
+
+  const month = input.exp_month.trim();
+  let year = input.exp_year.trim();
+  if (/^\d{2}$/.test(year)) year = `20${year}`;
+  const m = /^\d{1,2}$/.test(month) ? Number(month) : NaN;
+  if (!(m >= 1 && m <= 12)) errors.exp_month = 'Elige el mes de vencimiento.';
+  else if (!/^\d{4}$/.test(year)) errors.exp_year = 'Elige el año de vencimiento.';
+  else {
+    const expiry = Number(year) * 12 + (m - 1);
+    const current = bogotaMonth(now);
+    if (expiry < current) errors.exp_year = 'La tarjeta está vencida. Revisa la fecha o usa otra tarjeta.';
+    else if (expiry > current + 20 * 12) errors.exp_year = 'El año de vencimiento no es válido.';
+  }
+
+  const cvv = input.cvv.trim();
+  const amex = /^3[47]/.test(pan);
+  if (cvv === '') errors.cvv = 'Escribe el código de seguridad (CVV).';
+  else if (!(amex ? /^\d{4}$/ : /^\d{3}$/).test(cvv)) errors.cvv = amex ? 'El código de seguridad tiene 4 dígitos.' : 'El código de seguridad tiene 3 dígitos.';
+
+  const holder = input.holder_name.trim().replace(/\s+/g, ' ');
+  if (holder.length < 2) errors.holder_name = 'Escribe el nombre como aparece en la tarjeta.';
+  else if (holder.length > 100 || /[\d<>{}]/.test(holder)) errors.holder_name = 'El nombre no es válido.';
+
+  if (Object.keys(errors).length) return { errors, card: null };
+  return { errors, card: { pan, brand: cardBrand(pan), last4: pan.slice(-4) } };
+}
+
+export type SandboxOutcome = { status: 'approved' } | { status: 'declined'; remarks: string } | { status: 'pending' };
+
+/** PRODUCT.md's test cards. Any other valid number is refused in test mode (like a real sandbox). */
+export const TEST_CARDS: Record<string, SandboxOutcome> = {
+  '4242424242424242': { status: 'approved' },
+  '4000000000000002': { status: 'declined', remarks: 'TRANSACTION_REJECTED' },
+  '4000000000000069': { status: 'declined', remarks: 'CARD_EXPIRED' },
+};
+
+/** PRODUCT.md's wallet phones (walleta and walletb alike). */
+export const TEST_PHONES: Record<string, SandboxOutcome> = {
+  '+573991111111': { status: 'approved' },
+  '+573992222222': { status: 'declined', remarks: 'TRANSACTION_REJECTED' },
+};
+
+const DECLINE_SCENARIOS = ['INSUFFICIENT_FUNDS', 'RISK_CONTROL', 'CARD_EXPIRED', 'TRANSACTION_REJECTED'];
+
+/**
+ * An approving trigger (the approving card or phone, the bank's "Aprobar", "Simular pago") yields
+ * the payment's `test_scenario` when one is set: a decline code declines with it, `pending` leaves
+ * the attempt in progress until POST /v1/payments/{id}/resolve. Declining triggers always decline.
+ */
+export function applyScenario(outcome: SandboxOutcome, scenario: string | null): SandboxOutcome {
+  if (outcome.status !== 'approved' || !scenario || scenario === 'approved') return outcome;
+  if (scenario === 'pending') return { status: 'pending' };
+  if (DECLINE_SCENARIOS.includes(scenario)) return { status: 'declined', remarks: scenario };
+  return outcome;
+}
+
+/** A Colombian mobile number as E.164: `3991111111`, `399 111 1111`, `+57 399 111 1111`. */
+export function normalisePhone(value: string): string | null {
+  const compact = value.replace(/[\s().-]/g, '');
+  if (/^3\d{9}$/.test(compact)) return `+57${compact}`;
+  if (/^57 ?3\d{9}$/.test(compact)) return `+${compact}`;
+  if (/^\+573\d{9}$/.test(compact)) return compact;
+  return null;
+}
+
+/** Spanish words for the rejection reasons of docs/payments.md. */
+export const DECLINE_TEXT: Record<string, string> = {
+  TRANSACTION_REJECTED: 'La entidad financiera rechazó la transacción.',
+  CARD_EXPIRED: 'La tarjeta está vencida según el banco emisor.',
+  INSUFFICIENT_FUNDS: 'No hay fondos suficientes.',
+  RISK_CONTROL: 'La transacción fue bloqueada por control de riesgo.',
+  CANCELLED_BY_PAYER: 'Cancelaste el intento de pago.',
+  TIMEOUT: 'El medio de pago no respondió a tiempo.',
+};
+
+export function declineText(remarks: string | null): string {
+  return (remarks && DECLINE_TEXT[remarks]) || 'El pago no fue aprobado.';
+}
+
+/**
+ * Pesos as a Colombian payer writes them → minor units: `150000`, `150.000`, `$ 150.000`,
+ * `1.500,50`, `1500,5`, `1500.50`. Null when it is not an amount.
+ */
+export function parsePesosInput(value: string): bigint | null {
+  let text = value.replace(/[\s$\u00a0]/g, '').replace(/^COP/i, '');
+  if (text === '') return null;
+  let whole: string;
+  let frac = '';
+  if (/^\d{1,3}(\.\d{3})+(,\d{1,2})?$/.test(text)) {
+    // es-CO: dots group thousands, a comma starts the decimals.
+    [whole, frac = ''] = text.replace(/\./g, '').split(',');
+  } else if (/^\d{1,3}(,\d{3})+(\.\d{1,2})?$/.test(text)) {
+    [whole, frac = ''] = text.replace(/,/g, '').split('.');
+  } else if (/^\d+([.,]\d{1,2})?$/.test(text)) {
+    text = text.replace(',', '.');
+    [whole, frac = ''] = text.split('.');
+  } else {
+    return null;
+  }
+  if (whole.length > 15) return null;
+  return BigInt(whole) * 100n + BigInt(frac.padEnd(2, '0') || '0');
+}
