@@ -4,10 +4,22 @@
 // processes on loopback ports, and loads each scenario from a separate load-generator process
 // (autocannon). Prints a table on stdout, progress on stderr, and writes bench/results/latest.json.
 //
-// Environment: BENCH_DATABASE_URL or DATABASE_URL (server where `recaudo_bench` is created; default
+// Environment: BENCH_DATABASE_URL or DATABASE_URL (server where `recaudo_bench_<pid>` is created; default
 // postgres://postgres@127.0.0.1:5432/test), BENCH_DURATION (s per scenario, default 10),
 // BENCH_CONNECTIONS (default 32), BENCH_WARMUP (unmeasured s before each scenario, default 2),
 // BENCH_SCENARIOS (comma-separated keys to run a subset, e.g. baseline_get,customers_get).
+//
+// webhook_delivery (last): a receiver process (bench/receiver.ts, loopback, answers 200 at once) is
+// registered as a test webhook for one event type; a producer process (bench/producer.ts) commits
+// events into the bench database with the service's outbox at BENCH_DELIVERY_RATE events/s
+// (comma-separated list for several rounds, default 1000) for BENCH_WARMUP + BENCH_DURATION s, in
+// one transaction every BENCH_DELIVERY_BATCH_MS (default 10); the service's own dispatcher delivers
+// them. Reported: committed, received, missing, duplicates, deliveries/s (received / first commit to
+// last receipt) and commit->receipt latency (receipt Date.now() - data.sent_at taken before the insert).
+// BENCH_DELIVERY_DRAIN (s to wait for the last deliveries, default 30). BENCH_DELIVERY_ANALYZE (default 1)
+// runs ANALYZE on the webhook tables at the end of each warm-up, as autovacuum does on a live database
+// within about a minute; 0 measures the never-analyzed tables of a brand-new database, where the
+// dispatcher's claim is planned as a bitmap scan + sort over every due and not yet vacuumed row.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import net from 'node:net';
@@ -17,10 +29,13 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { cpuDelta, cpuOf, cpuOfCommand, machineBusyMs, percentOfCore } from './cpu.ts';
 import type { LoadSpec, LoadSummary } from './load.ts';
+import type { ProducerSpec, ProducerSummary } from './producer.ts';
+import type { ReceiverStats } from './receiver.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const guard = pathToFileURL(path.join(root, 'bench', 'orphan-guard.ts')).href;
-const BENCH_DB = 'recaudo_bench';
+/** One database per run: two runs at once (another session benchmarking too) never drop each other's. */
+const BENCH_DB = `recaudo_bench_${process.pid}`;
 const HUGE_LIMIT = '10000000';
 /** The service replays a stored response for 60 s; the replay scenario switches keys well before. */
 const REPLAY_KEY_EVERY_MS = 50_000;
@@ -45,7 +60,30 @@ const settings = {
   warmup: intEnv('BENCH_WARMUP', 2, 0, 60),
   pipelining: 1,
 };
-const SCENARIO_KEYS = ['baseline_get', 'baseline_post', 'customers_create', 'customers_create_replay', 'customers_get', 'customers_list'];
+function intListEnv(name: string, fallback: number[], min: number, max: number): number[] {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  return raw.split(',').map((part) => {
+    const value = Number(part.trim());
+    if (!Number.isInteger(value) || value < min || value > max) {
+      throw new Error(`${name} must be a comma-separated list of integers between ${min} and ${max}, got "${raw}"`);
+    }
+    return value;
+  });
+}
+
+const delivery = {
+  rates: intListEnv('BENCH_DELIVERY_RATE', [1000], 1, 100_000),
+  batchMs: intEnv('BENCH_DELIVERY_BATCH_MS', 10, 1, 1000),
+  drain: intEnv('BENCH_DELIVERY_DRAIN', 30, 1, 600),
+  /** Run ANALYZE on the webhook tables at the end of each warm-up, as autovacuum would within a minute. */
+  analyze: intEnv('BENCH_DELIVERY_ANALYZE', 1, 0, 1) === 1,
+  /** Producer transactions in flight at once, and most events in one. */
+  maxInFlight: 4,
+  maxBatch: 200,
+  eventType: 'balance.updated',
+};
+const SCENARIO_KEYS = ['baseline_get', 'baseline_post', 'customers_create', 'customers_create_replay', 'customers_get', 'customers_list', 'webhook_delivery'];
 const selected = process.env.BENCH_SCENARIOS ? process.env.BENCH_SCENARIOS.split(',').map((k) => k.trim()).filter(Boolean) : null;
 for (const key of selected ?? []) {
   if (!SCENARIO_KEYS.includes(key)) throw new Error(`BENCH_SCENARIOS: unknown scenario "${key}" (known: ${SCENARIO_KEYS.join(', ')})`);
@@ -367,14 +405,29 @@ function fmt(n: number | null, digits = 0): string {
   return n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
 
-function table(rows: ScenarioResult[]): string {
+/** One line of the main table: an HTTP scenario, or a webhook delivery round. */
+interface TableRow {
+  name: string;
+  rps: number;
+  p50: number | null;
+  p99: number | null;
+  avg: number | null;
+  non2xx: number;
+  errors: number;
+  ratioVsBaselineGet: number | null;
+  ratioVsBaselineSameMethod: number | null;
+  cpuPct: { server: number | null; postgres: number | null; loadgen: number | null; other: number | null };
+  flagged: boolean;
+}
+
+function table(rows: TableRow[]): string {
   const head = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'avg ms', 'non-2xx', 'errors', 'vs base GET', 'vs base same-method', 'CPU srv/pg/load/other %', ''];
   const body = rows.map((r) => [
     r.name,
     fmt(r.rps),
-    fmt(r.latencyMs.p50),
-    fmt(r.latencyMs.p99),
-    fmt(r.latencyMs.avg, 2),
+    fmt(r.p50),
+    fmt(r.p99),
+    fmt(r.avg, 2),
     fmt(r.non2xx),
     fmt(r.errors),
     fmt(r.ratioVsBaselineGet, 3),
@@ -385,6 +438,348 @@ function table(rows: ScenarioResult[]): string {
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((row) => row[i].length)));
   const line = (cells: string[]) =>
     cells.map((c, i) => (i === 0 || i === cells.length - 1 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ').trimEnd();
+  return [line(head), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n');
+}
+
+function httpRow(r: ScenarioResult): TableRow {
+  return { ...r, p50: r.latencyMs.p50, p99: r.latencyMs.p99, avg: r.latencyMs.avg };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Webhook delivery scenario
+
+interface DeliveryResult {
+  key: 'webhook_delivery';
+  name: string;
+  targetRate: number;
+  producer: Omit<ProducerSummary, 'ids'>;
+  receiver: ReceiverStats;
+  committed: number;
+  received: number;
+  missing: number;
+  duplicates: number;
+  /** Measured deliveries received / seconds from the first measured commit to the last receipt. */
+  deliveriesPerSec: number | null;
+  latencyMs: ReceiverStats['measured']['latencyMs'];
+  /** Seconds from the producer's end until every committed event had been received (or the drain limit). */
+  drainS: number;
+  /** Committed events not yet received when the producer had stopped. */
+  backlogAtEnd: number;
+  /** Deliveries/s while that backlog drained, the producer gone (when it was >= DRAIN_RATE_MIN_BACKLOG). */
+  drainRatePerSec: number | null;
+  /** Changes in the service's tables over the round (the bench database holds only this webhook). */
+  database: {
+    deliveriesSucceeded: number;
+    deliveriesPending: number;
+    deliveriesFailed: number;
+    attempts: number;
+    attemptsNot2xx: number;
+    /** (Auto)vacuums and (auto)analyzes of webhook_deliveries during the round. */
+    vacuums: number;
+    analyzes: number;
+    /** Seconds from the first measured commit to the last analyze of webhook_deliveries, when it fell in the round. */
+    analyzedAtS: number | null;
+    /** BENCH_DELIVERY_ANALYZE: the bench ran ANALYZE itself at the end of the warm-up (counted in `analyzes`). */
+    analyzedByBench: boolean;
+  };
+  /**
+   * postgres = all backends (those of the producer read just before it closed them);
+   * postgresForService / postgresForProducer = the backends of each (application_name).
+   */
+  cpuPct: {
+    server: number | null;
+    postgres: number | null;
+    postgresForService: number | null;
+    postgresForProducer: number | null;
+    loadgen: number | null;
+    producer: number | null;
+    receiver: number | null;
+    machine: number | null;
+    other: number | null;
+  };
+  goal: { deliveriesPerSec: number; p50Ms: number; met: boolean } | null;
+  flagged: boolean;
+  notes: string[];
+}
+
+const DELIVERY_GOAL = { deliveriesPerSec: 1000, p50Ms: 100 };
+/** application_name of the producer's connections (PRODUCER_APP in bench/producer.ts, not imported: importing runs it). */
+const PRODUCER_APP = 'recaudo-bench-producer';
+const DRAIN_RATE_MIN_BACKLOG = 500;
+
+/** Sends `message` to a child and resolves with its first reply of type `reply`. */
+function ask<T>(child: Child, message: object, reply: string, timeoutMs = 10_000): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (m: { type?: string }) => {
+      if (m?.type !== reply) return;
+      done();
+      resolve(m as T);
+    };
+    const timer = setTimeout(() => {
+      done();
+      reject(new Error(`${child.name}: no "${reply}" answer within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const done = () => {
+      clearTimeout(timer);
+      child.proc.off('message', onMessage);
+    };
+    child.proc.on('message', onMessage);
+    child.proc.send(message);
+  });
+}
+
+async function deliveryCounts(client: pg.Client) {
+  const d = await client.query<{ status: string; n: string }>('SELECT status, count(*) AS n FROM webhook_deliveries GROUP BY status');
+  const a = await client.query<{ n: string; bad: string }>(
+    'SELECT count(*) AS n, count(*) FILTER (WHERE status_code IS NULL OR status_code NOT BETWEEN 200 AND 299) AS bad FROM webhook_attempts',
+  );
+  const v = await client.query<{ vacuums: string; analyzes: string; last_analyze: Date | null }>(
+    `SELECT autovacuum_count + vacuum_count AS vacuums, autoanalyze_count + analyze_count AS analyzes, greatest(last_autoanalyze, last_analyze) AS last_analyze
+     FROM pg_stat_user_tables WHERE relname = 'webhook_deliveries'`,
+  );
+  const by = (status: string) => Number(d.rows.find((r) => r.status === status)?.n ?? 0);
+  return {
+    succeeded: by('succeeded'),
+    pending: by('pending'),
+    failed: by('failed'),
+    attempts: Number(a.rows[0].n),
+    attemptsNot2xx: Number(a.rows[0].bad),
+    vacuums: Number(v.rows[0]?.vacuums ?? 0),
+    analyzes: Number(v.rows[0]?.analyzes ?? 0),
+    lastAnalyze: v.rows[0]?.last_analyze ? new Date(v.rows[0].last_analyze).getTime() : null,
+  };
+}
+
+async function deliveryRound(opts: {
+  rate: number;
+  benchUrl: string;
+  companyId: string;
+  service: Child;
+  receiver: Child;
+  client: pg.Client;
+}): Promise<DeliveryResult> {
+  const { rate, service, receiver, client } = opts;
+  const name = `webhook delivery ${fmt(rate)}/s`;
+  const notes: string[] = [];
+  const before = await deliveryCounts(client);
+  const spec: ProducerSpec = {
+    databaseUrl: opts.benchUrl,
+    companyId: opts.companyId,
+    environment: 'test',
+    eventType: delivery.eventType,
+    rate,
+    warmup: settings.warmup,
+    duration: settings.duration,
+    batchMs: delivery.batchMs,
+    maxInFlight: delivery.maxInFlight,
+    maxBatch: delivery.maxBatch,
+  };
+  const producer = startChild(`producer ${rate}/s`, [path.join('bench', 'producer.ts')], { ...process.env, BENCH_PRODUCER_SPEC: JSON.stringify(spec) });
+  let mark: { wall: number; server: number | null; postgres: Map<number, number> | null; machine: number | null; receiver: number | null } | null = null;
+  let backends: Promise<Map<number, string>> = Promise.resolve(new Map());
+  let analyzed: Promise<void> = Promise.resolve();
+  let postgresAtResult: Map<number, number> | null = null;
+  let summary: ProducerSummary | undefined;
+  let failure: string | undefined;
+  producer.proc.on('message', (m: { type: string; summary?: ProducerSummary; message?: string }) => {
+    if (m.type === 'measuring') {
+      mark = { wall: performance.now(), server: cpuOf(service.proc.pid), postgres: cpuOfCommand('postgres'), machine: machineBusyMs(), receiver: cpuOf(receiver.proc.pid) };
+      // Which backend serves whom, to split PostgreSQL's CPU between the service and the producer.
+      backends = client
+        .query<{ pid: number; application_name: string }>('SELECT pid, application_name FROM pg_stat_activity WHERE datname = current_database()')
+        .then((r) => new Map(r.rows.map((row) => [row.pid, row.application_name])), () => new Map());
+      if (delivery.analyze) {
+        analyzed = backends.then(() => client.query('ANALYZE webhook_deliveries, events, webhook_attempts')).then(
+          () => undefined,
+          (error: Error) => log(`ANALYZE failed: ${error.message}`),
+        );
+      }
+    }
+    if (m.type === 'result') {
+      summary = m.summary;
+      // The producer's backends end with it: read their CPU while they exist, then let it close.
+      postgresAtResult = cpuOfCommand('postgres');
+      if (running(producer)) producer.proc.send({ type: 'close' });
+    }
+    if (m.type === 'error') failure = m.message;
+  });
+  const limitMs = (settings.warmup + settings.duration + 60) * 1000;
+  const watchdog = setTimeout(() => {
+    failure = `producer still running after ${limitMs} ms`;
+    void stopChild(producer, 2_000);
+  }, limitMs);
+  const exit = await producer.exited;
+  clearTimeout(watchdog);
+  if (!summary) throw new Error(failure ? `producer at ${rate}/s failed: ${failure}` : describeExit(producer, exit));
+  await analyzed;
+  const produced = performance.now();
+
+  // Every committed event received, or the drain limit.
+  const deadline = produced + delivery.drain * 1000;
+  let progress = { requests: 0, unique: 0 };
+  let first: { at: number; unique: number } | null = null;
+  while (performance.now() < deadline) {
+    progress = await ask<{ requests: number; unique: number }>(receiver, { type: 'progress' }, 'progress');
+    first ??= { at: performance.now(), unique: progress.unique };
+    if (progress.unique >= summary.committed) break;
+    if (!running(service)) throw new Error(describeExit(service, await service.exited));
+    // Poll interval of a completion check (not a fixed wait).
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const drained = performance.now();
+  const drainS = Math.round((drained - produced) / 100) / 10;
+  // Delivered after the producer stopped, with the machine to the service alone: its own pace.
+  const backlogAtEnd = first ? Math.max(0, summary.committed - first.unique) : 0;
+  const drainRatePerSec =
+    first && backlogAtEnd >= DRAIN_RATE_MIN_BACKLOG && drained > first.at ? Math.round((progress.unique - first.unique) / ((drained - first.at) / 1000)) : null;
+  const cpu: DeliveryResult['cpuPct'] = {
+    server: null,
+    postgres: null,
+    postgresForService: null,
+    postgresForProducer: null,
+    loadgen: null,
+    producer: null,
+    receiver: null,
+    machine: null,
+    other: null,
+  };
+  if (mark) {
+    const m = mark as NonNullable<typeof mark>;
+    const wall = drained - m.wall;
+    const server = cpuOf(service.proc.pid);
+    const recv = cpuOf(receiver.proc.pid);
+    const machineNow = machineBusyMs();
+    const postgresNow = cpuOfCommand('postgres');
+    // Latest reading of every backend, including the producer's that have ended since.
+    const postgresEnd = postgresNow ? new Map([...((postgresAtResult as Map<number, number> | null) ?? []), ...postgresNow]) : null;
+    cpu.server = percentOfCore(server === null || m.server === null ? null : server - m.server, wall);
+    cpu.postgres = percentOfCore(cpuDelta(m.postgres, postgresEnd), wall);
+    const apps = await backends;
+    const part = (match: (app: string) => boolean) =>
+      m.postgres && postgresEnd
+        ? percentOfCore([...postgresEnd].filter(([pid]) => match(apps.get(pid) ?? '')).reduce((sum, [pid, ms]) => sum + ms - (m.postgres!.get(pid) ?? 0), 0), wall)
+        : null;
+    cpu.postgresForProducer = part((app) => app === PRODUCER_APP);
+    cpu.postgresForService = part((app) => app === 'recaudo' || app === 'recaudo-listen');
+    cpu.machine = percentOfCore(machineNow === null || m.machine === null ? null : machineNow - m.machine, wall);
+    cpu.producer = percentOfCore(summary.cpuMs, wall);
+    cpu.receiver = percentOfCore(recv === null || m.receiver === null ? null : recv - m.receiver, wall);
+    cpu.loadgen = cpu.producer === null || cpu.receiver === null ? null : Math.round((cpu.producer + cpu.receiver) * 10) / 10;
+    cpu.other = cpu.loadgen === null ? null : otherCpu(cpu, cpu.loadgen);
+  }
+
+  // The service records outcomes after its batch's requests have all been answered: let it finish.
+  let after = await deliveryCounts(client);
+  const settleUntil = performance.now() + 10_000;
+  while (after.pending - before.pending > 0 && performance.now() < settleUntil) {
+    await new Promise((r) => setTimeout(r, 50));
+    after = await deliveryCounts(client);
+  }
+
+  const { ids, ...producerRest } = summary;
+  const final = await ask<{ stats: ReceiverStats }>(receiver, { type: 'final', committed: ids }, 'final', 60_000);
+  const stats = final.stats;
+  const spanMs = stats.measured.firstSentAt !== null && stats.measured.lastReceivedAt !== null ? stats.measured.lastReceivedAt - stats.measured.firstSentAt : null;
+  const deliveriesPerSec = spanMs && spanMs > 0 ? Math.round((stats.measured.received / (spanMs / 1000)) * 10) / 10 : null;
+  const database = {
+    deliveriesSucceeded: after.succeeded - before.succeeded,
+    deliveriesPending: after.pending - before.pending,
+    deliveriesFailed: after.failed - before.failed,
+    attempts: after.attempts - before.attempts,
+    attemptsNot2xx: after.attemptsNot2xx - before.attemptsNot2xx,
+    vacuums: after.vacuums - before.vacuums,
+    analyzes: after.analyzes - before.analyzes,
+    analyzedAtS:
+      after.lastAnalyze !== null && after.lastAnalyze !== before.lastAnalyze && stats.measured.firstSentAt !== null
+        ? Math.round((after.lastAnalyze - stats.measured.firstSentAt) / 100) / 10
+        : null,
+    analyzedByBench: delivery.analyze,
+  };
+  const flagged =
+    stats.missing > 0 || stats.duplicates > 0 || stats.unknown > 0 || stats.malformed > 0 || summary.failedTransactions > 0 || summary.committedMeasured === 0 || database.attemptsNot2xx > 0;
+  if (stats.missing > 0) notes.push(`${stats.missing} committed events not received within ${delivery.drain} s after the producer stopped`);
+  if (stats.duplicates > 0) notes.push(`${stats.duplicates} events received more than once`);
+  if (stats.unknown > 0 || stats.malformed > 0) notes.push(`${stats.unknown} unknown ids, ${stats.malformed} malformed requests at the receiver`);
+  if (summary.failedTransactions > 0) notes.push(`${summary.failedTransactions} producer transactions failed: ${summary.firstError}`);
+  if (database.attempts !== database.deliveriesSucceeded) {
+    notes.push(`${database.attempts} attempts recorded for ${database.deliveriesSucceeded} deliveries settled (${database.deliveriesPending} still pending)`);
+  }
+  if (database.analyzes > 0 && !delivery.analyze) {
+    notes.push(`webhook_deliveries was analyzed during the round${database.analyzedAtS !== null ? ` (${database.analyzedAtS} s after the first measured commit)` : ''}: the claim's plan changes from then on`);
+  }
+  if (delivery.analyze) notes.push('webhook tables analyzed by the bench at the end of the warm-up (BENCH_DELIVERY_ANALYZE=0: never-analyzed tables)');
+  else notes.push('BENCH_DELIVERY_ANALYZE=0: the webhook tables had no statistics unless autovacuum analyzed them');
+  if (summary.measuredRate < rate * 0.97) notes.push(`the producer committed only ${fmt(summary.measuredRate)} events/s of the ${fmt(rate)} asked`);
+  const goal =
+    rate >= DELIVERY_GOAL.deliveriesPerSec
+      ? {
+          ...DELIVERY_GOAL,
+          // 2 % tolerance: asking exactly the goal rate, the window (first commit to last receipt) also holds one latency.
+          met: !flagged && (deliveriesPerSec ?? 0) >= DELIVERY_GOAL.deliveriesPerSec * 0.98 && (stats.measured.latencyMs?.p50 ?? Infinity) < DELIVERY_GOAL.p50Ms,
+        }
+      : null;
+  return {
+    key: 'webhook_delivery',
+    name,
+    targetRate: rate,
+    producer: producerRest,
+    receiver: stats,
+    committed: summary.committed,
+    received: stats.unique,
+    missing: stats.missing,
+    duplicates: stats.duplicates,
+    deliveriesPerSec,
+    latencyMs: stats.measured.latencyMs,
+    drainS,
+    backlogAtEnd,
+    drainRatePerSec,
+    database,
+    cpuPct: cpu,
+    goal,
+    flagged,
+    notes,
+  };
+}
+
+function deliveryRow(r: DeliveryResult): TableRow {
+  return {
+    name: `${r.name} (commit->receipt)`,
+    rps: r.deliveriesPerSec ?? 0,
+    p50: r.latencyMs?.p50 ?? null,
+    p99: r.latencyMs?.p99 ?? null,
+    avg: r.latencyMs?.avg ?? null,
+    non2xx: r.database.attemptsNot2xx,
+    errors: r.missing + r.duplicates,
+    ratioVsBaselineGet: null,
+    ratioVsBaselineSameMethod: null,
+    cpuPct: r.cpuPct,
+    flagged: r.flagged,
+  };
+}
+
+function deliveryTable(rows: DeliveryResult[]): string {
+  const head = ['webhook delivery', 'asked/s', 'committed/s', 'committed', 'received', 'missing', 'dup', 'deliveries/s', 'p50', 'p90', 'p99', 'max ms', 'drain s', 'drain/s', 'txn ms p50/p99', 'CPU pg for srv/prod %', 'goal'];
+  const body = rows.map((r) => [
+    r.name,
+    fmt(r.targetRate),
+    fmt(r.producer.measuredRate),
+    fmt(r.committed),
+    fmt(r.received),
+    fmt(r.missing),
+    fmt(r.duplicates),
+    fmt(r.deliveriesPerSec),
+    fmt(r.latencyMs?.p50 ?? null),
+    fmt(r.latencyMs?.p90 ?? null),
+    fmt(r.latencyMs?.p99 ?? null),
+    fmt(r.latencyMs?.max ?? null),
+    fmt(r.drainS, 1),
+    fmt(r.drainRatePerSec),
+    `${fmt(r.producer.transactionMs.p50, 1)}/${fmt(r.producer.transactionMs.p99, 1)}`,
+    `${fmt(r.cpuPct.postgresForService)}/${fmt(r.cpuPct.postgresForProducer)}`,
+    r.goal ? (r.goal.met ? 'met' : 'NOT met') : '-',
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((row) => row[i].length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ').trimEnd();
   return [line(head), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n');
 }
 
@@ -465,6 +860,8 @@ async function main(): Promise<number> {
   ];
 
   const scenarios = selected ? allScenarios.filter((s) => selected.includes(s.key)) : allScenarios;
+  const runDelivery = !selected || selected.includes('webhook_delivery');
+  const steps = scenarios.length + (runDelivery ? delivery.rates.length : 0);
 
   const results: ScenarioResult[] = [];
   const checks: Record<string, unknown> = {};
@@ -491,7 +888,7 @@ async function main(): Promise<number> {
     const before = s.target === 'service' ? await countCustomers() : null;
     if (s.key === 'customers_list') notes.push(`${before} customers in the company while listing`);
 
-    log(`[${i + 1}/${scenarios.length}] ${s.name}: ${settings.warmup ? `${settings.warmup} s warm-up + ` : ''}${settings.duration} s, ${settings.connections} connections`);
+    log(`[${i + 1}/${steps}] ${s.name}: ${settings.warmup ? `${settings.warmup} s warm-up + ` : ''}${settings.duration} s, ${settings.connections} connections`);
     const serverPid = (s.target === 'baseline' ? baseline : service).proc.pid;
     let mark: { wall: number; server: number | null; postgres: Map<number, number> | null; machine: number | null } | null = null;
     const cpu: { server: number | null; postgres: number | null; machine: number | null } = { server: null, postgres: null, machine: null };
@@ -542,6 +939,45 @@ async function main(): Promise<number> {
     if (!running(service)) throw new Error(describeExit(service, await service.exited));
   }
 
+  const deliveries: DeliveryResult[] = [];
+  let webhookId: string | null = null;
+  if (runDelivery) {
+    const receiver = startChild('receiver', [path.join('bench', 'receiver.ts')], process.env);
+    const { port: receiverPort } = await waitMessage<{ port: number }>(receiver, 'listening', 30_000);
+    const hookUrl = `http://127.0.0.1:${receiverPort}/recaudo/webhooks`;
+    const hook = await call(
+      origin,
+      'POST',
+      '/v1/webhooks',
+      { ...jsonAuth, 'x-idempotency': `bench-webhook-${Date.now()}` },
+      JSON.stringify({ name: 'bench receiver', url: hookUrl, events: [delivery.eventType] }),
+    );
+    expectOk('register the receiver webhook', hook);
+    webhookId = hook.json?.data?.id ?? null;
+    log(`receiver listening on ${hookUrl}, registered as test webhook ${webhookId} for ${delivery.eventType}`);
+    const client = new pg.Client({ connectionString: benchUrl, connectionTimeoutMillis: 10_000, application_name: 'recaudo-bench' });
+    await client.connect();
+    try {
+      for (const [j, rate] of delivery.rates.entries()) {
+        log(
+          `[${scenarios.length + j + 1}/${steps}] webhook delivery at ${rate} events/s: ${settings.warmup ? `${settings.warmup} s warm-up + ` : ''}${settings.duration} s, ` +
+            `one producer transaction every ${delivery.batchMs} ms, then up to ${delivery.drain} s to receive the rest`,
+        );
+        const r = await deliveryRound({ rate, benchUrl, companyId, service, receiver, client });
+        deliveries.push(r);
+        log(
+          `    committed ${r.committed} (${fmt(r.producer.measuredRate)}/s measured), received ${r.received}, missing ${r.missing}, duplicates ${r.duplicates}; ` +
+            `${fmt(r.deliveriesPerSec)} deliveries/s, p50 ${fmt(r.latencyMs?.p50 ?? null)} ms, p99 ${fmt(r.latencyMs?.p99 ?? null)} ms; drained ${fmt(r.drainS, 1)} s after the producer; ` +
+            `CPU server ${fmt(r.cpuPct.server)}%, postgres ${fmt(r.cpuPct.postgres)}%, producer ${fmt(r.cpuPct.producer)}%, receiver ${fmt(r.cpuPct.receiver)}%, machine ${fmt(r.cpuPct.machine)}%${r.flagged ? '  << FLAGGED' : ''}`,
+        );
+        if (!running(service)) throw new Error(describeExit(service, await service.exited));
+      }
+    } finally {
+      await client.end().catch(() => {});
+      await stopChild(receiver);
+    }
+  }
+
   const baseGet = results.find((r) => r.key === 'baseline_get')?.rps ?? 0;
   const basePost = results.find((r) => r.key === 'baseline_post')?.rps ?? 0;
   for (const r of results) {
@@ -565,6 +1001,24 @@ async function main(): Promise<number> {
       ratioVsBaselineSameMethod: 'GET scenarios against baseline GET, POST scenarios against baseline POST',
     },
     scenarios: results,
+    webhookDelivery: runDelivery
+      ? {
+          description:
+            'A producer process commits events (emitEvent, one transaction per batch) into the bench database at targetRate/s; the service\'s dispatcher POSTs them to a receiver process. ' +
+            'deliveriesPerSec = measured events received / (last receipt - first measured sent_at); latencyMs = receipt Date.now() - data.sent_at (taken before the event\'s insert, so it includes the rest of its transaction and the commit). ' +
+            'cpuPct.loadgen = producer + receiver; the CPU window runs from the end of the warm-up until the last event was received.',
+          eventType: delivery.eventType,
+          webhookId,
+          batchMs: delivery.batchMs,
+          producerMaxInFlight: delivery.maxInFlight,
+          producerMaxBatch: delivery.maxBatch,
+          drainLimitS: delivery.drain,
+          analyzeAfterWarmup: delivery.analyze,
+          goal: DELIVERY_GOAL,
+          serviceEnv: { WEBHOOK_CONCURRENCY: process.env.WEBHOOK_CONCURRENCY ?? '(default)' },
+          rounds: deliveries,
+        }
+      : null,
     checks,
   };
 
@@ -577,20 +1031,32 @@ async function main(): Promise<number> {
   out.push(`Recaudo benchmark  ${startedAt.toISOString()}  node ${machine.node}, ${machine.cpus} x ${machine.cpuModel}, PostgreSQL ${postgresVersion}`);
   out.push(`${settings.duration} s per scenario after ${settings.warmup} s warm-up, ${settings.connections} connections, pipelining 1; load generator, service and baseline share the machine`);
   out.push('');
-  out.push(table(results));
+  out.push(table([...results.map(httpRow), ...deliveries.map(deliveryRow)]));
   out.push('');
+  if (deliveries.length) {
+    out.push(deliveryTable(deliveries));
+    out.push('');
+  }
   out.push('vs base GET: req/s / baseline GET req/s.  vs base same-method: GET rows against baseline GET, POST rows against baseline POST.');
   out.push('Latencies have 1 ms resolution (autocannon).  CPU: percent of one core during the measurement for the server under test');
   out.push('(service or baseline), all postgres processes, the load generator, and other busy CPU on the machine (anything else running).');
-  for (const r of results) for (const n of r.notes) out.push(`- ${r.name}: ${n}`);
+  if (deliveries.length) {
+    out.push(`Webhook delivery rows: req/s = deliveries/s (received / first commit to last receipt), latency = receipt - data.sent_at (commit->receipt),`);
+    out.push(`non-2xx = attempts recorded with another outcome, errors = missing + duplicate deliveries; load CPU = producer + receiver;`);
+    out.push(`CPU pg for srv/prod: the postgres CPU of the service's backends and of the producer's (the rest is autovacuum, WAL writer...).`);
+    out.push(`txn ms: the producer's transactions (BEGIN..COMMIT); the latency includes the rest of its event's transaction.`);
+    out.push(`drain s: from the producer's end to the last receipt; drain/s: deliveries/s of that tail with the producer gone (backlog >= ${DRAIN_RATE_MIN_BACKLOG}).`);
+    out.push(`Goal: >= ${DELIVERY_GOAL.deliveriesPerSec} deliveries/s (2 % tolerance) with p50 < ${DELIVERY_GOAL.p50Ms} ms, judged on rounds asking >= ${DELIVERY_GOAL.deliveriesPerSec}/s.`);
+  }
+  for (const r of [...results, ...deliveries]) for (const n of r.notes) out.push(`- ${r.name}: ${n}`);
   out.push(`results written to ${path.relative(process.cwd(), path.join(outDir, 'latest.json')) || 'bench/results/latest.json'}`);
   process.stdout.write(`${out.join('\n')}\n`);
 
-  const busy = results.filter((r) => (r.cpuPct.other ?? 0) >= 20);
+  const busy = [...results, ...deliveries].filter((r) => (r.cpuPct.other ?? 0) >= 20);
   if (busy.length) {
-    log(`warning: other processes used CPU during ${busy.map((r) => `${r.key} (${r.cpuPct.other}%)`).join(', ')}; those numbers are disturbed`);
+    log(`warning: other processes used CPU during ${busy.map((r) => `${r.name} (${r.cpuPct.other}%)`).join(', ')}; those numbers are disturbed`);
   }
-  const flagged = results.filter((r) => r.flagged);
+  const flagged = [...results, ...deliveries].filter((r) => r.flagged);
   if (flagged.length) log(`FLAGGED (responses other than 2xx, or errors): ${flagged.map((r) => r.name).join('; ')}`);
   return flagged.length ? 1 : 0;
 }

@@ -1,12 +1,13 @@
 import http from 'node:http';
 import https from 'node:https';
 import { performance } from 'node:perf_hooks';
-import { sql } from 'kysely';
+import { sql, type Updateable } from 'kysely';
 import type { AppDeps } from '../../platform/context.ts';
 import { prefixedId } from '../../platform/ids.ts';
 import { Poller } from '../../platform/jobs/poller.ts';
 import { signBody } from './signature.ts';
 import { publicOnlyLookup } from './url-safety.ts';
+import type { WebhookDeliveriesTable } from './tables.ts';
 import './tables.ts';
 
 interface Claimed {
@@ -90,40 +91,66 @@ export class WebhookDispatcher {
   async tick(): Promise<number> {
     const claimed = await this.claim();
     if (claimed.length === 0) return 0;
-    const targets = await this.loadTargets(claimed);
-    const outcomes = await Promise.all(claimed.map((d) => this.attempt(d, targets.get(d.id))));
+    const outcomes = await Promise.all(claimed.map(({ delivery, target }) => this.attempt(delivery, target)));
     await this.record(outcomes);
     return claimed.length;
   }
 
-  private async claim(): Promise<Claimed[]> {
+  /**
+   * Leases a batch and reads what each delivery needs (URL, credentials, body) in one statement.
+   *
+   * Every lookup goes through a globally unique `id` index (webhook_deliveries_id, webhooks_id,
+   * events_id) or a full primary key, never a (company_id, environment) prefix: on tables without
+   * statistics yet (a new database, before autovacuum's first ANALYZE) the planner otherwise picks
+   * the prefix indexes and scans the company's whole delivery and event history for every row, so
+   * each batch gets slower as the tables grow. The webhook and event are read in LIMIT 1 lateral
+   * subqueries, which the planner cannot flatten into such a join.
+   *
+   * The due rows come from the partial index webhook_deliveries_due. With statistics that is an
+   * ordered index scan that stops after the batch; without them (same new-database window) it is a
+   * bitmap scan + sort of every due row and every not-yet-vacuumed finished one, so it slows down as
+   * a backlog grows (npm run bench, BENCH_DELIVERY_ANALYZE=0).
+   */
+  private async claim(): Promise<{ delivery: Claimed; target: Target | undefined }[]> {
     const now = this.deps.clock.now();
     const lease = new Date(now.getTime() + this.leaseMs);
-    const result = await sql<Claimed>`
-      UPDATE webhook_deliveries d SET locked_until = ${lease}, attempts = d.attempts + 1
-      FROM (
-        SELECT company_id, environment, id FROM webhook_deliveries
-        WHERE status = 'pending' AND next_attempt_at <= ${now} AND (locked_until IS NULL OR locked_until < ${now})
-        ORDER BY next_attempt_at
-        LIMIT ${this.deps.config.webhookConcurrency}
-        FOR UPDATE SKIP LOCKED
-      ) due
-      WHERE d.company_id = due.company_id AND d.environment = due.environment AND d.id = due.id
-      RETURNING d.company_id, d.environment, d.id, d.webhook_id, d.event_id, d.event_type, d.attempts, d.max_attempts, d.created_at`.execute(
-      this.deps.database.db,
-    );
-    return result.rows.map((r) => ({ ...r, created_at: new Date(r.created_at) }));
-  }
-
-  private async loadTargets(claimed: Claimed[]): Promise<Map<string, Target>> {
-    const rows = await this.deps.database.db
-      .selectFrom('webhook_deliveries as d')
-      .innerJoin('webhooks as w', (j) => j.onRef('w.company_id', '=', 'd.company_id').onRef('w.environment', '=', 'd.environment').onRef('w.id', '=', 'd.webhook_id'))
-      .innerJoin('events as e', (j) => j.onRef('e.company_id', '=', 'd.company_id').onRef('e.environment', '=', 'd.environment').onRef('e.id', '=', 'd.event_id'))
-      .select(['d.id', 'w.url', 'w.header', 'w.secret', 'w.deleted_at', 'e.payload'])
-      .where('d.id', 'in', claimed.map((c) => c.id))
-      .execute();
-    return new Map(rows.map((r) => [r.id, { url: r.url, header: r.header, secret: r.secret, deleted: r.deleted_at !== null, payload: r.payload }]));
+    const result = await sql<Claimed & { found_webhook: boolean | null; url: string | null; header: string | null; secret: string | null; deleted: boolean | null; payload: string | null }>`
+      WITH claimed AS (
+        UPDATE webhook_deliveries d SET locked_until = ${lease}, attempts = d.attempts + 1
+        FROM (
+          SELECT id FROM webhook_deliveries
+          WHERE status = 'pending' AND next_attempt_at <= ${now} AND (locked_until IS NULL OR locked_until < ${now})
+          ORDER BY next_attempt_at
+          LIMIT ${this.deps.config.webhookConcurrency}
+          FOR UPDATE SKIP LOCKED
+        ) due
+        WHERE d.id = due.id
+        RETURNING d.company_id, d.environment, d.id, d.webhook_id, d.event_id, d.event_type, d.attempts, d.max_attempts, d.created_at
+      )
+      SELECT c.*, w.found AS found_webhook, w.url, w.header, w.secret, w.deleted, e.payload
+      FROM claimed c
+      LEFT JOIN LATERAL (
+        SELECT true AS found, url, header, secret, deleted_at IS NOT NULL AS deleted FROM webhooks
+        WHERE company_id = c.company_id AND environment = c.environment AND id = c.webhook_id LIMIT 1
+      ) w ON true
+      LEFT JOIN LATERAL (
+        SELECT payload FROM events WHERE company_id = c.company_id AND environment = c.environment AND id = c.event_id LIMIT 1
+      ) e ON true`.execute(this.deps.database.db);
+    return result.rows.map((r) => {
+      const delivery: Claimed = {
+        company_id: r.company_id,
+        environment: r.environment,
+        id: r.id,
+        webhook_id: r.webhook_id,
+        event_id: r.event_id,
+        event_type: r.event_type,
+        attempts: r.attempts,
+        max_attempts: r.max_attempts,
+        created_at: new Date(r.created_at),
+      };
+      const target = r.found_webhook && r.payload !== null ? { url: r.url!, header: r.header, secret: r.secret, deleted: r.deleted === true, payload: r.payload } : undefined;
+      return { delivery, target };
+    });
   }
 
   private attempt(delivery: Claimed, target: Target | undefined): Promise<Outcome> {
@@ -187,74 +214,77 @@ export class WebhookDispatcher {
     return new Date(Math.max(due, now.getTime()));
   }
 
+  /**
+   * Records every attempt and settles each delivery. The common case, a batch that all answered
+   * the same 2xx, is one statement (the attempts inserted in a CTE of the settling UPDATE); anything
+   * else runs in one transaction: the attempts, then the successes by status code, then the others
+   * one by one.
+   */
   private async record(outcomes: Outcome[]): Promise<void> {
     const now = this.deps.clock.now();
-    await this.deps.database.db.transaction().execute(async (trx) => {
-      const attempts = outcomes.filter((o) => !o.cancelled);
-      if (attempts.length) {
-        await trx
-          .insertInto('webhook_attempts')
-          .values(
-            attempts.map((o) => ({
-              company_id: o.delivery.company_id,
-              environment: o.delivery.environment,
-              id: prefixedId('wha', o.attemptedAt.getTime()),
-              delivery_id: o.delivery.id,
-              attempted_at: o.attemptedAt,
-              status_code: o.statusCode,
-              latency_ms: o.latencyMs,
-              error: o.error,
-              response_excerpt: o.excerpt,
-            })),
-          )
-          .execute();
+    const attempts = outcomes
+      .filter((o) => !o.cancelled)
+      .map((o) => ({
+        company_id: o.delivery.company_id,
+        environment: o.delivery.environment,
+        id: prefixedId('wha', o.attemptedAt.getTime()),
+        delivery_id: o.delivery.id,
+        attempted_at: o.attemptedAt,
+        status_code: o.statusCode,
+        latency_ms: o.latencyMs,
+        error: o.error,
+        response_excerpt: o.excerpt,
+      }));
+    const succeeded = new Map<number, string[]>();
+    const others: { delivery: Claimed; set: Updateable<WebhookDeliveriesTable> }[] = [];
+    for (const o of outcomes) {
+      const d = o.delivery;
+      const ok = !o.cancelled && o.statusCode !== null && o.statusCode >= 200 && o.statusCode < 300;
+      if (ok) {
+        const ids = succeeded.get(o.statusCode!) ?? [];
+        ids.push(d.id);
+        succeeded.set(o.statusCode!, ids);
+        this.delivered.inc({ outcome: 'success' });
+        this.latency.observe((now.getTime() - d.created_at.getTime()) / 1000);
+      } else if (o.cancelled) {
+        others.push({ delivery: d, set: { status: 'cancelled', completed_at: now, next_attempt_at: null, locked_until: null } });
+      } else if (d.attempts >= (d.max_attempts ?? this.deps.config.webhookRetryScheduleMs.length + 1)) {
+        others.push({ delivery: d, set: { status: 'failed', completed_at: now, next_attempt_at: null, locked_until: null, last_status_code: o.statusCode, last_error: o.error } });
+        this.delivered.inc({ outcome: 'error' });
+        this.failed.inc();
+      } else {
+        others.push({ delivery: d, set: { next_attempt_at: this.nextAttemptAt(d, now), locked_until: null, last_status_code: o.statusCode, last_error: o.error } });
+        this.delivered.inc({ outcome: 'error' });
       }
-      // Successes (the common case) settle in one statement per company scope; others one by one.
-      const succeeded = new Map<string, Claimed[]>();
-      for (const o of outcomes) {
-        const d = o.delivery;
-        const ok = !o.cancelled && o.statusCode !== null && o.statusCode >= 200 && o.statusCode < 300;
-        if (ok) {
-          const key = `${d.company_id}|${d.environment}`;
-          succeeded.set(key, [...(succeeded.get(key) ?? []), d]);
-          this.delivered.inc({ outcome: 'success' });
-          this.latency.observe((now.getTime() - d.created_at.getTime()) / 1000);
-          continue;
-        }
-        let set;
-        if (o.cancelled) {
-          set = { status: 'cancelled' as const, completed_at: now, next_attempt_at: null, locked_until: null };
-        } else if (d.attempts >= (d.max_attempts ?? this.deps.config.webhookRetryScheduleMs.length + 1)) {
-          set = { status: 'failed' as const, completed_at: now, next_attempt_at: null, locked_until: null, last_status_code: o.statusCode, last_error: o.error };
-          this.delivered.inc({ outcome: 'error' });
-          this.failed.inc();
-        } else {
-          set = { next_attempt_at: this.nextAttemptAt(d, now), locked_until: null, last_status_code: o.statusCode, last_error: o.error };
-          this.delivered.inc({ outcome: 'error' });
-        }
+    }
+    const success = (code: number) => ({ status: 'succeeded' as const, completed_at: now, next_attempt_at: null, locked_until: null, last_status_code: code, last_error: null });
+    // By the unique id index alone (see claim()): these ids were just leased by this process. A
+    // manual retry or a delete that happened meanwhile (status no longer pending) wins over this outcome.
+    if (others.length === 0 && succeeded.size === 1) {
+      const [[code, ids]] = succeeded;
+      await this.deps.database.db
+        .with('recorded', (db) => db.insertInto('webhook_attempts').values(attempts))
+        .updateTable('webhook_deliveries')
+        .set(success(code))
+        .where('id', 'in', ids)
+        .where('status', '=', 'pending')
+        .execute();
+      return;
+    }
+    await this.deps.database.db.transaction().execute(async (trx) => {
+      if (attempts.length) await trx.insertInto('webhook_attempts').values(attempts).execute();
+      for (const [code, ids] of succeeded) {
+        await trx.updateTable('webhook_deliveries').set(success(code)).where('id', 'in', ids).where('status', '=', 'pending').execute();
+      }
+      for (const { delivery: d, set } of others) {
         await trx
           .updateTable('webhook_deliveries')
           .set(set)
           .where('company_id', '=', d.company_id)
           .where('environment', '=', d.environment)
           .where('id', '=', d.id)
-          // A manual retry or a delete that happened meanwhile wins over this outcome.
           .where('status', '=', 'pending')
           .execute();
-      }
-      for (const group of succeeded.values()) {
-        const statusById = new Map(outcomes.map((o) => [o.delivery.id, o.statusCode]));
-        const codes = new Set(group.map((d) => statusById.get(d.id)));
-        for (const code of codes) {
-          await trx
-            .updateTable('webhook_deliveries')
-            .set({ status: 'succeeded', completed_at: now, next_attempt_at: null, locked_until: null, last_status_code: code ?? null, last_error: null })
-            .where('company_id', '=', group[0].company_id)
-            .where('environment', '=', group[0].environment)
-            .where('id', 'in', group.filter((d) => statusById.get(d.id) === code).map((d) => d.id))
-            .where('status', '=', 'pending')
-            .execute();
-        }
       }
     });
   }
