@@ -6,6 +6,7 @@ import { migrate } from './platform/db/migrate.ts';
 import { acquireLock, type LockInfo } from './platform/db/data-dir-lock.ts';
 import { JobQueue } from './platform/jobs/queue.ts';
 import { MetricsRegistry } from './platform/metrics.ts';
+import { createRails } from './rails/index.ts';
 import type { AppDeps } from './platform/context.ts';
 import { seedCatalogues, registerJobHandlers } from './modules/index.ts';
 
@@ -60,12 +61,14 @@ export async function createRuntime(
   }
   const clock = opts.clock ?? systemClock;
   const jobs = new JobQueue(database, clock, logger);
-  const deps: AppDeps = { config, database, clock, logger, jobs, metrics: new MetricsRegistry() };
+  const rails = createRails(config, logger, { clock });
+  const deps: AppDeps = { config, database, clock, logger, jobs, metrics: new MetricsRegistry(), rails };
   registerJobHandlers(deps);
   return {
     deps,
     async close() {
       await jobs.stop();
+      await rails.close();
       await database.close();
       releaseLock();
     },

@@ -73,6 +73,7 @@ export async function createHarness(env: Record<string, string> = {}): Promise<H
     RATE_LIMIT_TEST: '100000',
     RATE_LIMIT_LIVE: '100000',
     SANDBOX_ACCOUNT_DELAY_MS: '1000',
+    MESSAGING_SANDBOX_DELAY_MS: '0',
     PUBLIC_BASE_URL: 'http://recaudo.test',
     DATABASE_URL: process.env.TEST_DATABASE_URL ?? '',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',

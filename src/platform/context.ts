@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
+import type { Rails } from '../rails/index.ts';
 import type { Clock } from './clock.ts';
 import type { Database, Executor } from './db/database.ts';
 import type { Environment } from './db/schema.ts';
@@ -14,6 +15,8 @@ export interface AppDeps {
   logger: Logger;
   jobs: JobQueue;
   metrics: MetricsRegistry;
+  /** Outbound messaging and e-mail (docs/rails.md); closed after the jobs, before the database. */
+  rails: Rails;
 }
 
 /** Who is calling: resolved from the API key by the auth hook. */

@@ -6,7 +6,7 @@ import { HttpMessaging, SandboxMessaging, type MessageStatus, type MessagingPort
 
 export * from './messaging/index.ts';
 export * from './email/index.ts';
-export { paymentLinkMessage, formatAmount, formatDateTime, escapeHtml, type PaymentLinkMessage, type PaymentLinkMessageInput } from './messages.ts';
+export { paymentLinkMessage, paymentCancelledMessage, formatAmount, formatDateTime, escapeHtml, type PaymentLinkMessage, type PaymentLinkMessageInput, type PaymentCancelledMessageInput } from './messages.ts';
 
 export type RailEnvironment = 'test' | 'live';
 

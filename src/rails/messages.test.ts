@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { escapeHtml, formatAmount, formatDateTime, paymentLinkMessage } from './messages.ts';
+import { escapeHtml, formatAmount, formatDateTime, paymentCancelledMessage, paymentLinkMessage } from './messages.ts';
 
 describe('payment link messages', () => {
   test('amounts in Colombian pesos as es-CO writes them', () => {
@@ -81,5 +81,18 @@ describe('payment link messages', () => {
   test('refuses a link that is not http(s)', () => {
     assert.throws(() => paymentLinkMessage({ companyName: 'A', title: 'B', link: 'javascript:alert(1)' }), /http/);
     assert.throws(() => paymentLinkMessage({ companyName: 'A', title: 'B', link: '/p/relative' }), /not a URL/);
+  });
+
+  test('the cancellation text: Spanish, no link, escaped, one-line SMS', () => {
+    const m = paymentCancelledMessage({ companyName: 'Acme <b>SAS</b>', title: 'Factura\r\nFV-1', amountText: formatAmount(150000) });
+    assert.equal(m.sms, 'Acme <b>SAS</b> anuló la solicitud de pago: Factura FV-1, por $ 150.000. Ya no debe pagarla; el enlace de pago dejó de funcionar.');
+    assert.equal(m.email.subject, 'Acme <b>SAS</b>: solicitud de pago anulada');
+    assert.match(m.email.text, /Valor: \$ 150\.000/);
+    assert.match(m.email.html, /Acme &lt;b&gt;SAS&lt;\/b&gt;/);
+    assert.doesNotMatch(m.email.html, /<b>SAS/);
+    assert.doesNotMatch(m.email.html, /href=/);
+    const open = paymentCancelledMessage({ companyName: 'Acme', title: 'Donación' });
+    assert.equal(open.sms, 'Acme anuló la solicitud de pago: Donación. Ya no debe pagarla; el enlace de pago dejó de funcionar.');
+    assert.doesNotMatch(open.email.text, /Valor/);
   });
 });

@@ -140,3 +140,64 @@ ${rows.map(([k, v]) => `<tr><td style="padding:4px 16px 4px 0;color:#52606d;">${
 `;
   return { sms, email: { subject, text, html } };
 }
+
+export interface PaymentCancelledMessageInput {
+  companyName: string;
+  /** What the payment was for (the payment's title). */
+  title: string;
+  /** The amount as the payer reads it; omitted for an open-amount link. */
+  amountText?: string;
+}
+
+/** The texts that tell the payer a payment request was cancelled (DELETE with `notify`). No link: there is nothing to pay. */
+export function paymentCancelledMessage(input: PaymentCancelledMessageInput): PaymentLinkMessage {
+  const company = line(input.companyName, 80);
+  const title = line(input.title, 255);
+  const amount = input.amountText === undefined ? undefined : line(input.amountText, 40);
+  const sms = `${company} anuló la solicitud de pago: ${line(input.title, 60)}` + (amount ? `, por ${amount}` : '') + '. Ya no debe pagarla; el enlace de pago dejó de funcionar.';
+  const subject = `${company}: solicitud de pago anulada`;
+  const rows: [string, string][] = [['Concepto', title]];
+  if (amount) rows.push(['Valor', amount]);
+  const text = [
+    'Hola:',
+    '',
+    `${company} anuló esta solicitud de pago:`,
+    '',
+    ...rows.map(([k, v]) => `${k}: ${v}`),
+    '',
+    'Ya no debe pagarla; el enlace de pago dejó de funcionar.',
+    `Si tiene preguntas, comuníquese con ${company}.`,
+    '',
+    `Enviado por Recaudo en nombre de ${company}.`,
+    '',
+  ].join('\n');
+  const h = escapeHtml;
+  const html = `<!doctype html>
+<html lang="es">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${h(subject)}</title>
+</head>
+<body style="margin:0;padding:0;background:#f4f5f7;font-family:Arial,Helvetica,sans-serif;color:#1f2933;">
+<table role="presentation" width="100%" cellpadding="0" cellspacing="0" style="background:#f4f5f7;">
+<tr><td align="center" style="padding:24px 12px;">
+<table role="presentation" width="100%" cellpadding="0" cellspacing="0" style="max-width:560px;background:#ffffff;border-radius:8px;">
+<tr><td style="padding:24px;">
+<p style="margin:0 0 16px;font-size:16px;">Hola:</p>
+<p style="margin:0 0 16px;font-size:16px;"><strong>${h(company)}</strong> anuló esta solicitud de pago:</p>
+<table role="presentation" cellpadding="0" cellspacing="0" style="margin:0 0 24px;font-size:16px;">
+${rows.map(([k, v]) => `<tr><td style="padding:4px 16px 4px 0;color:#52606d;">${h(k)}</td><td style="padding:4px 0;">${h(v)}</td></tr>`).join('\n')}
+</table>
+<p style="margin:0 0 16px;font-size:16px;">Ya no debe pagarla; el enlace de pago dejó de funcionar.</p>
+<p style="margin:0 0 16px;font-size:14px;color:#52606d;">Si tiene preguntas, comuníquese con ${h(company)}.</p>
+<p style="margin:0;font-size:12px;color:#7b8794;">Enviado por Recaudo en nombre de ${h(company)}.</p>
+</td></tr>
+</table>
+</td></tr>
+</table>
+</body>
+</html>
+`;
+  return { sms, email: { subject, text, html } };
+}

@@ -1,10 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { AppDeps } from '../../platform/context.ts';
 import { validationError } from '../../platform/errors/api-error.ts';
 import { errorResponses } from '../../platform/http/openapi.ts';
 import { listPath } from '../../platform/http/urls.ts';
 import { listEnvelopeSchema } from '../../platform/lists/lists.ts';
 import { getIntent, listIntents, listPaymentIntents } from './intents.ts';
+import { listPaymentMessages } from './messages.ts';
 import {
   cancelPaymentBody,
   cancelPaymentQuery,
@@ -12,8 +14,10 @@ import {
   idParams,
   intentListQuery,
   intentResponse,
+  messageResponse,
   paymentIntentsListQuery,
   paymentListQuery,
+  paymentMessagesListQuery,
   paymentResponse,
   REJECTION_REASONS,
   resendPaymentBody,
@@ -33,7 +37,7 @@ function notifyFlag(body: { notify?: boolean | null }, query: Record<string, unk
   throw validationError({ notify: ['must be true or false'] });
 }
 
-export function paymentRoutes(app: FastifyInstance): void {
+export function paymentRoutes(app: FastifyInstance, deps: AppDeps): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
 
   r.post('/payments', {
@@ -112,6 +116,30 @@ export function paymentRoutes(app: FastifyInstance): void {
       response: { 200: listEnvelopeSchema(intentResponse), ...errorResponses(400, 401, 404, 422) },
     },
     handler: async (req) => listPaymentIntents(req.ctx, req.params.id, req.query, listPath(req)),
+  });
+
+  r.get('/payments/:id/messages', {
+    schema: {
+      tags,
+      summary: "List a payment's messages (link, resends, cancellation)",
+      description:
+        'What went out by the payment channel and what became of it: status pending, sent, delivered, failed or replied (the same changes emit payment.message.delivered, payment.message.failed, payment.message.replied). Newest first. The portal and manual channels send nothing.',
+      params: idParams,
+      querystring: paymentMessagesListQuery,
+      response: { 200: listEnvelopeSchema(messageResponse), ...errorResponses(400, 401, 404, 422) },
+    },
+    handler: async (req) => listPaymentMessages(req.ctx, req.params.id, req.query, listPath(req)),
+  });
+
+  // Delivery reports of the live `http` messaging provider (docs/rails.md): authenticated by the
+  // provider's bearer token inside receiveStatus, not by an API key; answered with its result.
+  r.post('/rails/messaging/status', {
+    config: { auth: 'none', idempotent: false },
+    schema: { hide: true },
+    handler: async (req, reply) => {
+      const result = await deps.rails.live.messaging.receiveStatus({ headers: req.headers, body: req.body });
+      return reply.code(result.statusCode).send(result.body);
+    },
   });
 
   r.post('/payments/:id/resolve', {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { listQuerySchema, type ListSpec } from '../../platform/lists/lists.ts';
 import { email, looseBoolean, metadata, phoneE164, text, httpsUrl } from '../../platform/validation.ts';
-import { CHANNELS, CURRENCIES, INTENT_STATUSES, PAYMENT_METHODS, PAYMENT_STATUSES } from './tables.ts';
+import { CHANNELS, CURRENCIES, INTENT_STATUSES, MESSAGE_CHANNELS, MESSAGE_KINDS, MESSAGE_STATUSES, PAYMENT_METHODS, PAYMENT_STATUSES } from './tables.ts';
 
 /** Pesos: a JSON number or a numeric string, at most 2 decimals (checked by the service, which names the field). */
 const pesos = z.union([z.number(), z.string().max(40)]).describe('pesos, at most 2 decimals (e.g. 150000 or 150000.50)');
@@ -159,3 +159,23 @@ export const intentListQuery = listQuerySchema(intentList);
 export const paymentIntentsListQuery = listQuerySchema(paymentIntentsList);
 
 export const idParams = z.object({ id: z.string() });
+
+/** A message that carried the payment (its link, a resend, a cancellation) to the payer. */
+export const messageResponse = z.object({
+  id: z.string().describe('msg_… (also the reference the provider echoes)'),
+  payment_id: z.string(),
+  channel: z.enum(MESSAGE_CHANNELS),
+  kind: z.enum(MESSAGE_KINDS).describe('link (at create), resend, or cancellation (DELETE with notify)'),
+  recipient: z.string().describe('the phone (E.164) or e-mail address it went to'),
+  template_id: z.string().nullable(),
+  status: z.enum(MESSAGE_STATUSES).describe('pending (recorded, not yet handed over), sent, delivered, failed, replied'),
+  error: z.string().nullable().describe('why it failed, or the last error of a send being retried'),
+  reply_text: z.string().nullable().describe("the payer's last reply (status replied)"),
+  attempts: z.number().int().describe('send attempts made'),
+  is_test: z.boolean(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type MessageResponse = z.infer<typeof messageResponse>;
+export const paymentMessagesList: ListSpec<never, never> = { filters: [], sorts: [] };
+export const paymentMessagesListQuery = listQuerySchema(paymentMessagesList);

@@ -7,6 +7,7 @@ import { prefixedId } from '../../platform/ids.ts';
 import { paginate, parseListQuery } from '../../platform/lists/lists.ts';
 import { findTemplate } from '../templates/service.ts';
 import { settleIntentIn, startIntentIn } from './intents.ts';
+import { recordMessage, registerMessageHandlers } from './messages.ts';
 import { paymentTransition, RESENDABLE, RESOLVABLE, UPDATE_REFUSED } from './lifecycle.ts';
 import { fromBasisPoints, parseMinor, toPesos } from './money.ts';
 import { toPaymentResponse } from './present.ts';
@@ -71,6 +72,8 @@ export async function createPayment(ctx: RequestContext, body: CreatePaymentBody
   return inTransaction(ctx.db, async (trx) => {
     const row = await insertPayment(trx, ctx, { ...columns(value), id: prefixedId('pay', now.getTime()), created_at: now, updated_at: now });
     await scheduleExpiration(trx, ctx, row);
+    // The link goes out by the channel after commit (phone → messaging, email → e-mail).
+    await recordMessage(trx, ctx, row, 'link', row.template_id, { notified: true }); // payment.created notified
     return toPaymentResponse(row, ctx.deps.config.baseUrl);
   });
 }
@@ -200,7 +203,8 @@ async function checkTemplate(db: Executor, templateId: string, channel: PaymentR
 
 /**
  * POST /payments/{id}: sends the link again by the payment's channel, optionally with another
- * template. Recorded on the payment; the messaging and e-mail ports deliver it.
+ * template (which the payment keeps). A `resend` message is recorded and sent after commit; the
+ * portal and manual channels only count the resend.
  */
 export async function resendPayment(ctx: RequestContext, id: string, templateId: string | null | undefined): Promise<PaymentResponse> {
   return inTransaction(ctx.db, async (trx) => {
@@ -216,6 +220,7 @@ export async function resendPayment(ctx: RequestContext, id: string, templateId:
       .where('id', '=', current.id)
       .returningAll()
       .executeTakeFirstOrThrow();
+    await recordMessage(trx, ctx, row, 'resend', row.template_id);
     return toPaymentResponse(row, ctx.deps.config.baseUrl);
   });
 }
@@ -228,6 +233,7 @@ export async function cancelPayment(ctx: RequestContext, id: string, notify: boo
     if (current.source === 'utility') throw new ApiError('cant_cancel_payment');
     if (!paymentTransition(current.status, 'cancel')) throw stateError(current.status);
     const row = await applyPaymentTransition(trx, scope, current.id, 'cancel', { cancel_notify: notify });
+    if (notify) await recordMessage(trx, scope, row, 'cancellation', null, { notified: true }); // payment.deleted notified
     return toPaymentResponse(row, ctx.deps.config.baseUrl);
   });
 }
@@ -292,4 +298,5 @@ export async function runExpiration(deps: AppDeps, payload: Record<string, unkno
 
 export function registerPaymentJobs(deps: AppDeps): void {
   deps.jobs.register(EXPIRE_JOB, (payload) => runExpiration(deps, payload));
+  registerMessageHandlers(deps);
 }

@@ -98,9 +98,37 @@ export interface PaymentIntentsTable {
   paid_at: Timestamp | null;
 }
 
+export const MESSAGE_CHANNELS = ['messaging', 'email'] as const;
+export type MessageChannel = (typeof MESSAGE_CHANNELS)[number];
+export const MESSAGE_KINDS = ['link', 'resend', 'cancellation'] as const;
+export type MessageKind = (typeof MESSAGE_KINDS)[number];
+export const MESSAGE_STATUSES = ['pending', 'sent', 'delivered', 'failed', 'replied'] as const;
+export type PaymentMessageStatus = (typeof MESSAGE_STATUSES)[number];
+
+/** migrations/0006_payment_messages.sql: every message that carries a payment to its payer. */
+export interface PaymentMessagesTable {
+  company_id: string;
+  environment: Environment;
+  id: string;
+  payment_id: string;
+  channel: MessageChannel;
+  kind: MessageKind;
+  recipient: string;
+  template_id: string | null;
+  status: PaymentMessageStatus;
+  provider_message_id: string | null;
+  error: string | null;
+  reply_text: string | null;
+  replied_at: Timestamp | null;
+  attempts: ColumnType<number, number | undefined, number>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 declare module '../../platform/db/schema.ts' {
   interface DB {
     payments: PaymentsTable;
     payment_intents: PaymentIntentsTable;
+    payment_messages: PaymentMessagesTable;
   }
 }

@@ -1,0 +1,376 @@
+import { sql, type Selectable, type Transaction } from 'kysely';
+import type { AppDeps, RequestContext } from '../../platform/context.ts';
+import type { Executor } from '../../platform/db/database.ts';
+import type { DB, Environment } from '../../platform/db/schema.ts';
+import { prefixedId } from '../../platform/ids.ts';
+import { paginate, parseListQuery } from '../../platform/lists/lists.ts';
+import { emitEvent, WORK_CHANNEL } from '../../platform/outbox/outbox.ts';
+import { iso } from '../../platform/scope.ts';
+import {
+  EmailError,
+  formatAmount,
+  formatDateTime,
+  MessagingError,
+  paymentCancelledMessage,
+  paymentLinkMessage,
+  type MessageStatus,
+  type PaymentLinkMessage,
+  type RailEnvironment,
+  type StatusDetail,
+} from '../../rails/index.ts';
+import { findTemplate, type TemplateRow } from '../templates/service.ts';
+import { RESENDABLE } from './lifecycle.ts';
+import { paymentLink, toPaymentResponse } from './present.ts';
+import { loadPayment, type PaymentRow } from './queries.ts';
+import { paymentMessagesList, type MessageResponse } from './schemas.ts';
+import type { MessageKind, PaymentMessagesTable } from './tables.ts';
+import type { PaymentScope } from './transition.ts';
+import './tables.ts';
+
+/**
+ * Delivery of a payment by its channel (docs/payments.md "Delivery channel"): the business
+ * transaction records a message row (status `pending`) and enqueues this job; the job calls the
+ * rail after commit; the rail's reports move the row and emit `payment.message.*`.
+ */
+export const SEND_MESSAGE_JOB = 'payments.send_message';
+
+export type MessageRow = Selectable<PaymentMessagesTable>;
+type Scope = { companyId: string; environment: Environment };
+
+/**
+ * Records a message of `payment` by its channel and queues its sending, inside the transaction
+ * of the change. Nothing for the `portal` and `manual` channels (nothing is sent), nor without a
+ * recipient. Wakes this process's workers after commit, and the other processes' through NOTIFY
+ * unless `notified` says an event of the same transaction already did (emitEvent notifies).
+ */
+export async function recordMessage(
+  trx: Transaction<DB>,
+  scope: PaymentScope,
+  payment: PaymentRow,
+  kind: MessageKind,
+  templateId: string | null,
+  opts: { notified?: boolean } = {},
+): Promise<MessageRow | null> {
+  const channel = payment.channel;
+  if (channel !== 'messaging' && channel !== 'email') return null;
+  const recipient = channel === 'messaging' ? payment.phone : payment.email;
+  if (!recipient) return null;
+  const now = scope.deps.clock.now();
+  const row = await trx
+    .insertInto('payment_messages')
+    .values({
+      company_id: scope.companyId,
+      environment: scope.environment,
+      id: prefixedId('msg', now.getTime()),
+      payment_id: payment.id,
+      channel,
+      kind,
+      recipient,
+      template_id: templateId,
+      status: 'pending',
+      provider_message_id: null,
+      error: null,
+      reply_text: null,
+      replied_at: null,
+      created_at: now,
+      updated_at: now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  await scope.deps.jobs.enqueue(trx, SEND_MESSAGE_JOB, {
+    company_id: scope.companyId,
+    environment: scope.environment,
+    message_id: row.id,
+    payment_id: payment.id,
+  });
+  // Workers of other processes LISTEN; the notification goes out only if this commits.
+  if (!opts.notified) await sql`select pg_notify(${WORK_CHANNEL}, '')`.execute(trx);
+  scope.notifyWorkers?.();
+  return row;
+}
+
+/** Minor units → the decimal text formatAmount reads exactly. */
+function decimal(minor: bigint): string {
+  return `${minor / 100n}.${(minor % 100n).toString().padStart(2, '0')}`;
+}
+
+function amountText(payment: PaymentRow, due: boolean): string | undefined {
+  if (payment.amount === null) return undefined;
+  const amount = due && payment.amount_paid > 0n && payment.amount > payment.amount_paid ? payment.amount - payment.amount_paid : payment.amount;
+  return formatAmount(decimal(amount), payment.currency);
+}
+
+/**
+ * Variables of a pre-approved template, for providers that send templates by name: every
+ * `{{name}}` of its body, filled from the payment and the company (`''` for what Recaudo does
+ * not know: the payer's name, the company's `optional_…` texts).
+ */
+function templateVariables(template: TemplateRow, payment: PaymentRow, companyName: string, link: string, amount: string | undefined): Record<string, string> {
+  const known: Record<string, string> = {
+    company_name: companyName,
+    title: payment.title,
+    amount: amount ?? '',
+    payment_link: link,
+    reference: payment.reference ?? '',
+    payment_id: payment.id,
+    expiration_date: payment.expires_at ? formatDateTime(new Date(payment.expires_at)) : '',
+  };
+  const variables: Record<string, string> = {};
+  for (const [, name] of template.body.matchAll(/\{\{\s*([a-z0-9_]+)\s*\}\}/gi)) variables[name] = known[name] ?? '';
+  return variables;
+}
+
+function describeError(error: unknown): string {
+  if (error instanceof MessagingError || error instanceof EmailError) return `${error.code}: ${error.message}`;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** What the payment.message.* events carry about the message, next to the payment. */
+function messageSummary(row: MessageRow): Record<string, unknown> {
+  const summary: Record<string, unknown> = { id: row.id, channel: row.channel, kind: row.kind, recipient: row.recipient, status: row.status };
+  if (row.status === 'replied') summary.reply_text = row.reply_text;
+  if (row.status === 'failed') summary.error = row.error;
+  return summary;
+}
+
+async function loadPaymentRow(db: Executor, scope: Scope, id: string): Promise<PaymentRow> {
+  return db
+    .selectFrom('payments')
+    .selectAll()
+    .where('company_id', '=', scope.companyId)
+    .where('environment', '=', scope.environment)
+    .where('id', '=', id)
+    .executeTakeFirstOrThrow();
+}
+
+async function lockMessage(trx: Transaction<DB>, scope: Scope, id: string): Promise<MessageRow | undefined> {
+  return trx
+    .selectFrom('payment_messages')
+    .selectAll()
+    .where('company_id', '=', scope.companyId)
+    .where('environment', '=', scope.environment)
+    .where('id', '=', id)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+/**
+ * Moves a message to `patch.status` and emits `payment.message.<status>` (the payment as the API
+ * returns it, plus `message`), in the caller's transaction.
+ */
+async function changeMessage(
+  trx: Transaction<DB>,
+  deps: AppDeps,
+  scope: Scope,
+  row: MessageRow,
+  patch: Partial<Pick<MessageRow, 'status' | 'error' | 'reply_text' | 'replied_at' | 'provider_message_id' | 'attempts'>>,
+  event: MessageStatus | null,
+): Promise<MessageRow> {
+  const now = deps.clock.now();
+  const updated = await trx
+    .updateTable('payment_messages')
+    .set({ ...patch, updated_at: now })
+    .where('company_id', '=', scope.companyId)
+    .where('environment', '=', scope.environment)
+    .where('id', '=', row.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  if (event) {
+    const payment = await loadPaymentRow(trx, scope, row.payment_id);
+    await emitEvent(
+      { ...scope, db: trx },
+      `payment.message.${event}`,
+      { ...toPaymentResponse(payment, deps.config.baseUrl), message: messageSummary(updated) },
+      now,
+    );
+  }
+  return updated;
+}
+
+/** Marks a pending message failed for good and emits payment.message.failed, in one transaction. */
+async function failMessage(deps: AppDeps, scope: Scope, id: string, reason: string, attempts: number): Promise<void> {
+  await deps.database.db.transaction().execute(async (trx) => {
+    const row = await lockMessage(trx, scope, id);
+    if (!row || row.status !== 'pending') return;
+    await changeMessage(trx, deps, scope, row, { status: 'failed', error: reason, attempts }, 'failed');
+  });
+  deps.jobs.wake();
+}
+
+/**
+ * The `payments.send_message` job: builds the Spanish texts, hands the message to the rail of the
+ * payment's environment (`reference` = the message id, so a retried send is one message for the
+ * provider), then stores the provider's id in a short transaction. Retryable rail errors throw
+ * (the queue retries with backoff); a refusal, or the last attempt, marks the message failed.
+ */
+export async function runSendMessage(deps: AppDeps, payload: Record<string, unknown>, job: { id: string; attempts: number }): Promise<void> {
+  const scope: Scope = { companyId: String(payload.company_id), environment: payload.environment === 'live' ? 'live' : 'test' };
+  const db = deps.database.db;
+  const id = String(payload.message_id);
+  const message = await db
+    .selectFrom('payment_messages')
+    .selectAll()
+    .where('company_id', '=', scope.companyId)
+    .where('environment', '=', scope.environment)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  if (!message || message.status !== 'pending') return; // already handed over (or reported)
+  const payment = await loadPaymentRow(db, scope, message.payment_id);
+  if (message.kind !== 'cancellation' && !RESENDABLE.includes(payment.status)) {
+    // Cancelled, paid or expired before the job ran: a link to pay would mislead the payer.
+    await failMessage(deps, scope, id, `not sent: the payment is ${payment.status}`, job.attempts - 1);
+    return;
+  }
+  const company = await db.selectFrom('companies').select('name').where('id', '=', scope.companyId).executeTakeFirstOrThrow();
+  const link = paymentLink(deps.config.baseUrl, payment.id);
+  let texts: PaymentLinkMessage;
+  let amount: string | undefined;
+  if (message.kind === 'cancellation') {
+    amount = amountText(payment, false);
+    texts = paymentCancelledMessage({ companyName: company.name, title: payment.title, amountText: amount });
+  } else {
+    amount = amountText(payment, true);
+    texts = paymentLinkMessage({
+      companyName: company.name,
+      title: payment.title,
+      amountText: amount,
+      link,
+      expiresAt: payment.expires_at ? new Date(payment.expires_at) : undefined,
+    });
+  }
+
+  const rails = deps.rails.for(scope.environment as RailEnvironment);
+  let providerMessageId: string;
+  try {
+    if (message.channel === 'messaging') {
+      const template = message.template_id ? await findTemplate(db, message.template_id) : undefined;
+      const sent = await rails.messaging.send({
+        to: message.recipient,
+        text: texts.sms,
+        ...(template ? { template: template.name, variables: templateVariables(template, payment, company.name, link, amount) } : {}),
+        reference: message.id,
+      });
+      providerMessageId = sent.providerMessageId;
+    } else {
+      const sent = await rails.email.send({
+        to: message.recipient,
+        subject: texts.email.subject,
+        text: texts.email.text,
+        html: texts.email.html,
+        fromName: company.name,
+        reference: message.id,
+      });
+      providerMessageId = sent.messageId;
+    }
+  } catch (error) {
+    const known = error instanceof MessagingError || error instanceof EmailError;
+    // Anything that is not a rail's answer (a bug, the rail closing at shutdown) is retried too.
+    const retryable = known ? error.retryable : true;
+    const reason = describeError(error);
+    const maxAttempts = (await db.selectFrom('jobs').select('max_attempts').where('id', '=', job.id).executeTakeFirst())?.max_attempts ?? job.attempts;
+    if (retryable && job.attempts < maxAttempts) {
+      await db
+        .updateTable('payment_messages')
+        .set({ attempts: job.attempts, error: reason, updated_at: deps.clock.now() })
+        .where('company_id', '=', scope.companyId)
+        .where('environment', '=', scope.environment)
+        .where('id', '=', id)
+        .where('status', '=', 'pending')
+        .execute();
+      throw error;
+    }
+    await failMessage(deps, scope, id, retryable ? `gave up after ${job.attempts} attempts: ${reason}` : reason, job.attempts);
+    return;
+  }
+
+  // The sandbox may already have reported an outcome (delay 0): never move a message backwards.
+  let emitted = false;
+  await db.transaction().execute(async (trx) => {
+    const row = await lockMessage(trx, scope, id);
+    if (!row) return;
+    const patch = { provider_message_id: row.provider_message_id ?? providerMessageId, attempts: job.attempts, error: null };
+    if (row.status !== 'pending') {
+      await changeMessage(trx, deps, scope, row, patch, null);
+      return;
+    }
+    // An e-mail accepted by the SMTP server is as delivered as Recaudo can know (no reports come back).
+    const delivered = row.channel === 'email';
+    await changeMessage(trx, deps, scope, row, { ...patch, status: delivered ? 'delivered' : 'sent' }, delivered ? 'delivered' : null);
+    emitted = delivered;
+  });
+  if (emitted) deps.jobs.wake();
+}
+
+/**
+ * A provider's report about a message (rails.onMessageStatus, every process): found by its
+ * reference (the message id) or else by the provider's id; in one transaction the row moves and
+ * `payment.message.<status>` is emitted. A repeated report emits nothing: delivered and failed
+ * only move a message that is pending or sent; a reply is new unless its text and time equal the
+ * last one recorded. A report for no message of ours is ignored.
+ */
+export async function applyMessageStatus(deps: AppDeps, providerMessageId: string, status: MessageStatus, detail: StatusDetail, environment: RailEnvironment): Promise<void> {
+  const db = deps.database.db;
+  let q = db.selectFrom('payment_messages').select(['company_id', 'id']).where('environment', '=', environment);
+  q = detail.reference ? q.where('id', '=', detail.reference) : q.where('provider_message_id', '=', providerMessageId);
+  const found = await q.executeTakeFirst();
+  if (!found) {
+    deps.logger.debug({ providerMessageId, reference: detail.reference, status }, 'message status for no payment message');
+    return;
+  }
+  const scope: Scope = { companyId: found.company_id, environment };
+  let emitted = false;
+  await db.transaction().execute(async (trx) => {
+    const row = await lockMessage(trx, scope, found.id);
+    if (!row) return;
+    const provider = { provider_message_id: row.provider_message_id ?? providerMessageId };
+    if (status === 'replied') {
+      const text = detail.replyText ?? '';
+      const repeated = row.status === 'replied' && row.reply_text === text && row.replied_at !== null && new Date(row.replied_at).getTime() === detail.at.getTime();
+      if (repeated) return;
+      await changeMessage(trx, deps, scope, row, { ...provider, status: 'replied', reply_text: text, replied_at: detail.at }, 'replied');
+    } else {
+      if (row.status !== 'pending' && row.status !== 'sent') return;
+      const patch = status === 'failed' ? { status: 'failed' as const, error: detail.reason ?? 'failed' } : { status: 'delivered' as const };
+      await changeMessage(trx, deps, scope, row, { ...provider, ...patch }, status);
+    }
+    emitted = true;
+  });
+  if (emitted) deps.jobs.wake(); // webhook deliveries of the new event
+}
+
+export function toMessageResponse(row: MessageRow): MessageResponse {
+  return {
+    id: row.id,
+    payment_id: row.payment_id,
+    channel: row.channel,
+    kind: row.kind,
+    recipient: row.recipient,
+    template_id: row.template_id,
+    status: row.status,
+    error: row.error,
+    reply_text: row.reply_text,
+    attempts: row.attempts,
+    is_test: row.environment === 'test',
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+/** GET /payments/{id}/messages: the payment's messages, newest first like every list (envelope). */
+export async function listPaymentMessages(ctx: RequestContext, paymentId: string, query: Record<string, unknown>, path: string) {
+  const payment = await loadPayment(ctx, paymentId);
+  const list = parseListQuery(paymentMessagesList, query);
+  const q = ctx.db
+    .selectFrom('payment_messages')
+    .selectAll()
+    .where('company_id', '=', ctx.companyId)
+    .where('environment', '=', ctx.environment)
+    .where('payment_id', '=', payment.id);
+  return paginate(q, list, { path, query, table: 'payment_messages', map: toMessageResponse });
+}
+
+/** The send job and the status listener; runs in every process (API and workers). */
+export function registerMessageHandlers(deps: AppDeps): void {
+  deps.jobs.register(SEND_MESSAGE_JOB, (payload, job) => runSendMessage(deps, payload, job));
+  deps.rails.onMessageStatus((providerMessageId, status, detail, environment) => applyMessageStatus(deps, providerMessageId, status, detail, environment));
+}
