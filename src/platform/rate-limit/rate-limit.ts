@@ -97,7 +97,7 @@ export class PostgresRateLimiter implements RateLimiter {
       this.lastSweep = nowMs;
       void this.database.db
         .deleteFrom('rate_limit_windows')
-        .where('window_start', '<', BigInt(nowMs - 60_000))
+        .where('window_start', '<', BigInt(nowMs - 600_000))
         .execute()
         .catch(() => {});
     }
