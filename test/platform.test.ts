@@ -134,7 +134,9 @@ test('rate limits hold across processes sharing PostgreSQL', { skip: !process.en
     const bucket = `test-${Math.random()}`;
     const now = Date.now();
     const decisions = await Promise.all(Array.from({ length: 60 }, (_, i) => (i % 2 ? a : b).hit(bucket, 40, 60_000, now)));
-    assert.equal(decisions.filter((d) => d.allowed).length, 40);
+    const allowed = decisions.filter((d) => d.allowed).length;
+    // Never above the limit; a process may leave up to chunk-1 (= 3) reserved hits unused.
+    assert.ok(allowed <= 40 && allowed >= 40 - 2 * 3, `allowed ${allowed}`);
     assert.ok(decisions.filter((d) => !d.allowed).every((d) => d.remaining === 0 && d.retryAfterSeconds >= 1));
   } finally {
     await h.close();
