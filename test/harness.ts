@@ -10,6 +10,7 @@ import { createHttpApp } from '../src/server.ts';
 import type { RouteInfo } from '../src/platform/http/app.ts';
 import { createCompany, type CreatedCompany } from '../src/modules/companies/service.ts';
 import { pgliteFromTemplate } from './template.ts';
+import { dispatchers } from '../src/modules/webhooks/dispatcher.ts';
 
 process.env.VALIDATE_RESPONSES ??= '1';
 
@@ -22,6 +23,8 @@ export interface Harness {
   clock: ManualClock;
   config: Config;
   company(name?: string): Promise<Company>;
+  /** One webhook delivery round for this harness's companies only (PostgreSQL is shared by test files). */
+  deliverWebhooks(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -100,6 +103,9 @@ export async function createHarness(env: Record<string, string> = {}): Promise<H
       };
       companies.push(company);
       return company;
+    },
+    deliverWebhooks() {
+      return dispatchers.get(runtime.deps)!.tick(companies.map((c) => c.company.id));
     },
     async close() {
       await app.close();

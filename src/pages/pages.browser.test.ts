@@ -23,8 +23,7 @@ const SHOTS = path.resolve('.test-data/screenshots');
 
 /** The webhook dispatcher's tick (as in webhooks.test.ts): what a worker runs. */
 function dispatcherTick(h: Harness): Promise<number> {
-  const poller = (h.runtime.deps.jobs as unknown as { pollers: { name: string; tick: () => Promise<number> }[] }).pollers.find((p) => p.name === 'webhooks')!;
-  return poller.tick();
+  return h.deliverWebhooks();
 }
 
 /** A merchant's site: where a paid payment sends the payer (redirect_url). */

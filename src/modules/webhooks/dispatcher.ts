@@ -41,6 +41,9 @@ interface Outcome {
 }
 
 const EXCERPT_BYTES = 512;
+
+/** The dispatcher of each runtime, for tests that drive delivery by hand. */
+export const dispatchers = new WeakMap<AppDeps, WebhookDispatcher>();
 const USER_AGENT = 'Recaudo-Webhooks/1.0';
 
 /**
@@ -63,6 +66,7 @@ export class WebhookDispatcher {
 
   constructor(private deps: AppDeps) {
     this.poller = new Poller('webhooks', () => this.tick(), deps.logger, 200);
+    dispatchers.set(deps, this);
     const m = deps.metrics;
     this.delivered = m.counter('recaudo_webhook_attempts_total', 'Webhook delivery attempts by outcome');
     this.failed = m.counter('recaudo_webhook_deliveries_failed_total', 'Webhook deliveries that exhausted their retries');
@@ -88,8 +92,9 @@ export class WebhookDispatcher {
     return timeout + Math.max(1_000, Math.floor(timeout / 2));
   }
 
-  async tick(): Promise<number> {
-    const claimed = await this.claim();
+  /** One round. `onlyCompanies` limits it (tests sharing one PostgreSQL database use it). */
+  async tick(onlyCompanies?: readonly string[]): Promise<number> {
+    const claimed = await this.claim(onlyCompanies);
     if (claimed.length === 0) return 0;
     const outcomes = await Promise.all(claimed.map(({ delivery, target }) => this.attempt(delivery, target)));
     await this.record(outcomes);
@@ -111,7 +116,8 @@ export class WebhookDispatcher {
    * bitmap scan + sort of every due row and every not-yet-vacuumed finished one, so it slows down as
    * a backlog grows (npm run bench, BENCH_DELIVERY_ANALYZE=0).
    */
-  private async claim(): Promise<{ delivery: Claimed; target: Target | undefined }[]> {
+  private async claim(onlyCompanies?: readonly string[]): Promise<{ delivery: Claimed; target: Target | undefined }[]> {
+    const scope = onlyCompanies?.length ? sql`AND company_id IN (${sql.join(onlyCompanies)})` : sql``;
     const now = this.deps.clock.now();
     const lease = new Date(now.getTime() + this.leaseMs);
     const result = await sql<Claimed & { found_webhook: boolean | null; url: string | null; header: string | null; secret: string | null; deleted: boolean | null; payload: string | null }>`
@@ -119,7 +125,7 @@ export class WebhookDispatcher {
         UPDATE webhook_deliveries d SET locked_until = ${lease}, attempts = d.attempts + 1
         FROM (
           SELECT id FROM webhook_deliveries
-          WHERE status = 'pending' AND next_attempt_at <= ${now} AND (locked_until IS NULL OR locked_until < ${now})
+          WHERE status = 'pending' AND next_attempt_at <= ${now} AND (locked_until IS NULL OR locked_until < ${now}) ${scope}
           ORDER BY next_attempt_at
           LIMIT ${this.deps.config.webhookConcurrency}
           FOR UPDATE SKIP LOCKED

@@ -23,9 +23,7 @@ async function emit(h: Harness, co: Company, type: string, count = 1, env: 'test
 }
 
 function dispatcherTick(h: Harness): Promise<number> {
-  // The dispatcher's poller is attached to the job queue; its tick is what a worker runs.
-  const poller = (h.runtime.deps.jobs as unknown as { pollers: { name: string; tick: () => Promise<number> }[] }).pollers.find((p) => p.name === 'webhooks')!;
-  return (poller as unknown as { tick: () => Promise<number> }).tick();
+  return h.deliverWebhooks();
 }
 
 describe('webhook endpoints', () => {
