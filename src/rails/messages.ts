@@ -110,7 +110,21 @@ export function paymentLinkMessage(input: PaymentLinkMessageInput): PaymentLinkM
   ].join('\n');
 
   const h = escapeHtml;
-  const html = `<!doctype html>
+  const html = emailLayout(subject, company, `<p style="margin:0 0 16px;font-size:16px;"><strong>${h(company)}</strong> le envió una solicitud de pago.</p>
+<table role="presentation" cellpadding="0" cellspacing="0" style="margin:0 0 24px;font-size:16px;">
+${rows.map(([k, v]) => `<tr><td style="padding:4px 16px 4px 0;color:#52606d;">${h(k)}</td><td style="padding:4px 0;${k === 'Valor' ? 'white-space:nowrap;font-weight:bold;' : ''}">${h(v)}</td></tr>`).join('\n')}
+</table>
+<p style="margin:0 0 24px;"><a href="${h(link)}" style="display:inline-block;padding:12px 24px;background:#0b5cad;color:#ffffff;text-decoration:none;border-radius:6px;font-size:16px;font-weight:bold;">Pagar ahora</a></p>
+<p style="margin:0 0 16px;font-size:14px;color:#52606d;">Si el botón no funciona, copie este enlace en su navegador:<br><a href="${h(link)}" style="color:#0b5cad;word-break:break-all;">${h(link)}</a></p>
+<p style="margin:0 0 16px;font-size:14px;color:#52606d;">Si no reconoce este cobro, no pague y comuníquese con ${h(company)}.</p>
+`);
+  return { sms, email: { subject, text, html } };
+}
+
+/** The e-mail frame every payer message shares: greeting, card, and the sender line. */
+function emailLayout(subject: string, company: string, inner: string): string {
+  const h = escapeHtml;
+  return `<!doctype html>
 <html lang="es">
 <head>
 <meta charset="utf-8">
@@ -123,14 +137,7 @@ export function paymentLinkMessage(input: PaymentLinkMessageInput): PaymentLinkM
 <table role="presentation" width="100%" cellpadding="0" cellspacing="0" style="max-width:560px;background:#ffffff;border-radius:8px;">
 <tr><td style="padding:24px;">
 <p style="margin:0 0 16px;font-size:16px;">Hola:</p>
-<p style="margin:0 0 16px;font-size:16px;"><strong>${h(company)}</strong> le envió una solicitud de pago.</p>
-<table role="presentation" cellpadding="0" cellspacing="0" style="margin:0 0 24px;font-size:16px;">
-${rows.map(([k, v]) => `<tr><td style="padding:4px 16px 4px 0;color:#52606d;">${h(k)}</td><td style="padding:4px 0;${k === 'Valor' ? 'white-space:nowrap;font-weight:bold;' : ''}">${h(v)}</td></tr>`).join('\n')}
-</table>
-<p style="margin:0 0 24px;"><a href="${h(link)}" style="display:inline-block;padding:12px 24px;background:#0b5cad;color:#ffffff;text-decoration:none;border-radius:6px;font-size:16px;font-weight:bold;">Pagar ahora</a></p>
-<p style="margin:0 0 16px;font-size:14px;color:#52606d;">Si el botón no funciona, copie este enlace en su navegador:<br><a href="${h(link)}" style="color:#0b5cad;word-break:break-all;">${h(link)}</a></p>
-<p style="margin:0 0 16px;font-size:14px;color:#52606d;">Si no reconoce este cobro, no pague y comuníquese con ${h(company)}.</p>
-<p style="margin:0;font-size:12px;color:#7b8794;">Enviado por Recaudo en nombre de ${h(company)}.</p>
+${inner}<p style="margin:0;font-size:12px;color:#7b8794;">Enviado por Recaudo en nombre de ${h(company)}.</p>
 </td></tr>
 </table>
 </td></tr>
@@ -138,7 +145,6 @@ ${rows.map(([k, v]) => `<tr><td style="padding:4px 16px 4px 0;color:#52606d;">${
 </body>
 </html>
 `;
-  return { sms, email: { subject, text, html } };
 }
 
 export interface PaymentCancelledMessageInput {
@@ -172,32 +178,12 @@ export function paymentCancelledMessage(input: PaymentCancelledMessageInput): Pa
     '',
   ].join('\n');
   const h = escapeHtml;
-  const html = `<!doctype html>
-<html lang="es">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${h(subject)}</title>
-</head>
-<body style="margin:0;padding:0;background:#f4f5f7;font-family:Arial,Helvetica,sans-serif;color:#1f2933;">
-<table role="presentation" width="100%" cellpadding="0" cellspacing="0" style="background:#f4f5f7;">
-<tr><td align="center" style="padding:24px 12px;">
-<table role="presentation" width="100%" cellpadding="0" cellspacing="0" style="max-width:560px;background:#ffffff;border-radius:8px;">
-<tr><td style="padding:24px;">
-<p style="margin:0 0 16px;font-size:16px;">Hola:</p>
-<p style="margin:0 0 16px;font-size:16px;"><strong>${h(company)}</strong> anuló esta solicitud de pago:</p>
+  const html = emailLayout(subject, company, `<p style="margin:0 0 16px;font-size:16px;"><strong>${h(company)}</strong> anuló esta solicitud de pago:</p>
 <table role="presentation" cellpadding="0" cellspacing="0" style="margin:0 0 24px;font-size:16px;">
 ${rows.map(([k, v]) => `<tr><td style="padding:4px 16px 4px 0;color:#52606d;">${h(k)}</td><td style="padding:4px 0;">${h(v)}</td></tr>`).join('\n')}
 </table>
 <p style="margin:0 0 16px;font-size:16px;">Ya no debe pagarla; el enlace de pago dejó de funcionar.</p>
 <p style="margin:0 0 16px;font-size:14px;color:#52606d;">Si tiene preguntas, comuníquese con ${h(company)}.</p>
-<p style="margin:0;font-size:12px;color:#7b8794;">Enviado por Recaudo en nombre de ${h(company)}.</p>
-</td></tr>
-</table>
-</td></tr>
-</table>
-</body>
-</html>
-`;
+`);
   return { sms, email: { subject, text, html } };
 }
