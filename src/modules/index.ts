@@ -8,6 +8,7 @@ import { seedBanks } from './banks/service.ts';
 import { connectLinkRoutes } from './connect-links/routes.ts';
 import { customerRoutes } from './customers/routes.ts';
 import { eventRoutes } from './events/routes.ts';
+import { ledgerRoutes } from './ledger/routes.ts';
 import { registerWebhookWorkers, webhookRoutes } from './webhooks/routes.ts';
 import { paymentRoutes } from './payments/routes.ts';
 import { registerPaymentJobs } from './payments/service.ts';
@@ -16,7 +17,7 @@ import { payerPages } from '../pages/routes.ts';
 import { seedTemplates } from './templates/service.ts';
 
 /** Every domain module's routes, in one list the app factory registers under /v1. */
-export const modules: ModuleRegistrar[] = [customerRoutes, bankRoutes, accountRoutes, connectLinkRoutes, webhookRoutes, eventRoutes, paymentRoutes, templateRoutes];
+export const modules: ModuleRegistrar[] = [customerRoutes, bankRoutes, accountRoutes, connectLinkRoutes, webhookRoutes, eventRoutes, paymentRoutes, templateRoutes, ledgerRoutes];
 
 /** Payer-facing HTML pages (hosted payment page, payment portal), outside /v1 and without an API key. */
 export const pages: ModuleRegistrar[] = [payerPages];

@@ -6,6 +6,7 @@ import { ApiError, validationError } from '../../platform/errors/api-error.ts';
 import { prefixedId } from '../../platform/ids.ts';
 import { paginate, parseListQuery } from '../../platform/lists/lists.ts';
 import { assertInScope } from '../../platform/scope.ts';
+import { onPaymentPaid } from './ledger.ts';
 import { paymentTransition } from './lifecycle.ts';
 import { MINIMUM_MINOR, formatPesos } from './money.ts';
 import { toIntentResponse } from './present.ts';
@@ -141,7 +142,9 @@ export async function settleIntentIn(trx: Transaction<DB>, scope: PaymentScope, 
   if (outcome.status === 'approved') {
     const total = paid + intent.amount;
     const complete = payment.amount === null || total >= payment.amount;
-    await applyPaymentTransition(trx, scope, intent.payment_id, complete ? 'attempt_approved' : 'attempt_partial', { amount_paid: total });
+    const updated = await applyPaymentTransition(trx, scope, intent.payment_id, complete ? 'attempt_approved' : 'attempt_partial', { amount_paid: total });
+    // The money received, in the same transaction: a ledger collection (and its splits).
+    await onPaymentPaid(trx, scope, updated, { amount: intent.amount, intentId: intent.id });
   } else {
     await applyPaymentTransition(trx, scope, intent.payment_id, paid > 0n ? 'attempt_declined_partial' : 'attempt_declined');
   }

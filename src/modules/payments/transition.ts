@@ -4,6 +4,7 @@ import { inTransaction, type Executor } from '../../platform/db/database.ts';
 import type { DB, Environment } from '../../platform/db/schema.ts';
 import { ApiError, validationError } from '../../platform/errors/api-error.ts';
 import { emitEvent } from '../../platform/outbox/outbox.ts';
+import { onPaymentRefunded } from './ledger.ts';
 import { paymentTransition, type PaymentAction, type PaymentTransition } from './lifecycle.ts';
 import { toPaymentResponse } from './present.ts';
 import { lockPayment, type PaymentRow } from './queries.ts';
@@ -63,7 +64,8 @@ function entering(t: PaymentTransition, row: PaymentRow, now: Date): Updateable<
 /**
  * THE one place a payment changes status. Inside `trx`: locks the row, checks the transition
  * table, updates conditionally on the status it read (so a transition happens at most once even
- * if two callers race), and writes the table's event into the outbox in the same transaction.
+ * if two callers race), posts a refund to the ledger when the payment becomes `refunded`, and
+ * writes the table's event into the outbox in the same transaction.
  * `patch` carries the columns that change with the transition (amount_paid, cancel_notify...).
  */
 export async function applyPaymentTransition(
@@ -88,6 +90,8 @@ export async function applyPaymentTransition(
     .returningAll()
     .executeTakeFirst();
   if (!updated) throw new TransitionNotAllowed(row.status, action);
+  // Money leaves with the refund, in this transaction (collections are posted by settleIntentIn).
+  if (t.to === 'refunded') await onPaymentRefunded(trx, scope, updated);
   if (t.event) await emitEvent({ ...scope, db: trx }, t.event, toPaymentResponse(updated, scope.deps.config.baseUrl), now);
   return updated;
 }

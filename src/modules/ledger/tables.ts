@@ -1,0 +1,65 @@
+import type { ColumnType } from 'kysely';
+import type { Environment } from '../../platform/db/schema.ts';
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+
+/**
+ * Account kinds (docs/ledger.md). A balance is the sum of an account's entries; positive means
+ * Recaudo holds that money for the account's holder.
+ * - `company_available`: what the company can use (refund, cash out). Never below zero.
+ * - `company_pending`: collected, not settled yet. Never below zero.
+ * - `wallet`: money another company moved to this company's balance (splits, target wallets).
+ *   Lives in the receiving company's books. Never below zero.
+ * - `external_clearing`: the world outside Recaudo (payers, banks); goes below zero as money
+ *   comes in.
+ */
+export const ACCOUNT_KINDS = ['company_available', 'company_pending', 'wallet', 'external_clearing'] as const;
+export type AccountKind = (typeof ACCOUNT_KINDS)[number];
+/** Kinds whose balance may never go below zero (also a CHECK constraint in migrations/0007_ledger.sql). */
+export const NON_NEGATIVE: readonly AccountKind[] = ['company_available', 'company_pending', 'wallet'];
+
+export const TRANSACTION_KINDS = ['collection', 'settlement', 'split', 'refund', 'payout', 'reversal'] as const;
+export type LedgerTransactionKind = (typeof TRANSACTION_KINDS)[number];
+
+/** The ledger module's tables (migrations/0007_ledger.sql), merged into the shared DB type. */
+export interface LedgerAccountsTable {
+  company_id: string;
+  environment: Environment;
+  id: string;
+  kind: AccountKind;
+  currency: string;
+  balance: ColumnType<bigint, bigint | undefined, bigint>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface LedgerTransactionsTable {
+  company_id: string;
+  environment: Environment;
+  id: string;
+  kind: LedgerTransactionKind;
+  currency: string;
+  source_type: string;
+  source_id: string;
+  created_at: Timestamp;
+}
+
+/** Immutable: inserted once with its transaction, never updated nor deleted (triggers refuse it). */
+export interface LedgerEntriesTable {
+  company_id: string;
+  environment: Environment;
+  id: string;
+  transaction_id: string;
+  account_id: string;
+  amount: ColumnType<bigint, bigint, never>;
+  currency: string;
+  created_at: Timestamp;
+}
+
+declare module '../../platform/db/schema.ts' {
+  interface DB {
+    ledger_accounts: LedgerAccountsTable;
+    ledger_transactions: LedgerTransactionsTable;
+    ledger_entries: LedgerEntriesTable;
+  }
+}
