@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 
 /** Every environment variable the service reads, parsed and validated in one place. */
@@ -15,6 +16,15 @@ export interface Config {
   dbPoolSize: number;
   shutdownTimeoutMs: number;
   sandboxAccountDelayMs: number;
+  /** Charges (docs/charges.md): a sandbox bank-account debit settles this long after it is submitted. */
+  sandboxChargeDelayMs: number;
+  /** Charges: the reconciler looks at a charge or refund whose request did not save its outcome after this long. */
+  chargeReconcileDelayMs: number;
+  /**
+   * Keys the card fingerprints and the idempotency fingerprints of requests that carry card data
+   * (docs/charges.md); the same in every process. Random per start when CARD_DATA_SECRET is unset.
+   */
+  cardDataSecret: string;
   /** Offsets from a delivery's creation at which it is retried (ms), after the first attempt. */
   webhookRetryScheduleMs: number[];
   webhookTimeoutMs: number;
@@ -87,6 +97,13 @@ function railsConfig(env: NodeJS.ProcessEnv) {
   };
 }
 
+function cardDataSecret(env: NodeJS.ProcessEnv): string {
+  const raw = env.CARD_DATA_SECRET;
+  if (raw === undefined || raw === '') return randomBytes(32).toString('hex');
+  if (raw.length < 32) throw new Error('CARD_DATA_SECRET must be at least 32 characters');
+  return raw;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = int(env, 'PORT', 3000);
   const host = env.HOST || '0.0.0.0';
@@ -108,6 +125,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbPoolSize: int(env, 'DB_POOL_SIZE', 20, 1),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0),
     sandboxAccountDelayMs: int(env, 'SANDBOX_ACCOUNT_DELAY_MS', 2_000, 0),
+    sandboxChargeDelayMs: int(env, 'SANDBOX_CHARGE_DELAY_MS', 3_000, 0),
+    chargeReconcileDelayMs: int(env, 'CHARGE_RECONCILE_DELAY_MS', 30_000, 0),
+    cardDataSecret: cardDataSecret(env),
     webhookRetryScheduleMs: durationList(env, 'WEBHOOK_RETRY_SCHEDULE', DEFAULT_RETRY_SCHEDULE),
     webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 30_000, 1),
     webhookConcurrency: int(env, 'WEBHOOK_CONCURRENCY', 64, 1),

@@ -27,13 +27,29 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-export function createLogger(config: Config, name = 'recaudo'): Logger {
-  return pino({
-    name,
-    level: config.logLevel,
-    // Card numbers, CVVs and keys never reach the logs.
-    redact: { paths: ['req.headers.authorization', '*.card_number', '*.cvv', '*.ccv', '*.key'], censor: '[redacted]' },
-  });
+/**
+ * Card numbers, CVVs, keys and request bodies never reach the logs: requests are logged without
+ * their bodies (app.ts), and these paths are censored wherever a log call might carry them.
+ */
+export const LOG_REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.body',
+  '*.body',
+  'card_number',
+  'cvv',
+  'ccv',
+  '*.card_number',
+  '*.cvv',
+  '*.ccv',
+  '*.*.card_number',
+  '*.*.cvv',
+  '*.*.ccv',
+  '*.key',
+];
+
+export function createLogger(config: Config, name = 'recaudo', destination?: pino.DestinationStream): Logger {
+  const options = { name, level: config.logLevel, redact: { paths: LOG_REDACT_PATHS, censor: '[redacted]' } };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 /** Opens the database (locking an embedded data directory), applies migrations and seeds catalogues. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { loadConfig, type Config } from '../src/config.ts';
 import { ManualClock } from '../src/platform/clock.ts';
 import { openDatabase, wrapPglite, type Database } from '../src/platform/db/database.ts';
@@ -71,7 +71,7 @@ export async function send(app: FastifyInstance, opts: Req & { key?: string | nu
 }
 
 /** A fresh app on a fresh database (PGlite from the template, or the shared PostgreSQL test database). */
-export async function createHarness(env: Record<string, string> = {}): Promise<Harness> {
+export async function createHarness(env: Record<string, string> = {}, opts: { logger?: Logger } = {}): Promise<Harness> {
   const config = loadConfig({
     RATE_LIMIT_TEST: '100000',
     RATE_LIMIT_LIVE: '100000',
@@ -86,7 +86,7 @@ export async function createHarness(env: Record<string, string> = {}): Promise<H
     ? await openDatabase({ databaseUrl: config.databaseUrl, poolSize: 10 })
     : wrapPglite(await pgliteFromTemplate());
   const clock = new ManualClock();
-  const runtime = await createRuntime(config, { role: 'server', database, clock, logger: pino({ level: config.logLevel }) });
+  const runtime = await createRuntime(config, { role: 'server', database, clock, logger: opts.logger ?? pino({ level: config.logLevel }) });
   const { app, routes } = await createHttpApp(runtime);
   const companies: Company[] = [];
   return {

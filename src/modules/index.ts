@@ -4,6 +4,8 @@ import type { ModuleRegistrar } from '../platform/http/app.ts';
 import { accountRoutes } from './accounts/routes.ts';
 import { registerAccountJobs } from './accounts/service.ts';
 import { bankRoutes } from './banks/routes.ts';
+import { cardRoutes } from './cards/routes.ts';
+import { chargeRoutes, registerChargeWorkers } from './charges/routes.ts';
 import { seedBanks } from './banks/service.ts';
 import { connectLinkRoutes } from './connect-links/routes.ts';
 import { customerRoutes } from './customers/routes.ts';
@@ -17,7 +19,7 @@ import { payerPages } from '../pages/routes.ts';
 import { seedTemplates } from './templates/service.ts';
 
 /** Every domain module's routes, in one list the app factory registers under /v1. */
-export const modules: ModuleRegistrar[] = [customerRoutes, bankRoutes, accountRoutes, connectLinkRoutes, webhookRoutes, eventRoutes, paymentRoutes, templateRoutes, ledgerRoutes];
+export const modules: ModuleRegistrar[] = [customerRoutes, bankRoutes, accountRoutes, connectLinkRoutes, webhookRoutes, eventRoutes, paymentRoutes, templateRoutes, ledgerRoutes, cardRoutes, chargeRoutes];
 
 /** Payer-facing HTML pages (hosted payment page, payment portal), outside /v1 and without an API key. */
 export const pages: ModuleRegistrar[] = [payerPages];
@@ -33,4 +35,5 @@ export function registerJobHandlers(deps: AppDeps): void {
   registerAccountJobs(deps);
   registerWebhookWorkers(deps);
   registerPaymentJobs(deps);
+  registerChargeWorkers(deps);
 }

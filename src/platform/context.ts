@@ -38,4 +38,10 @@ export interface RequestContext extends Caller {
   afterCommit(fn: () => void): void;
   /** Wake this process's background workers after commit (events or jobs were written). */
   notifyWorkers(): void;
+  /**
+   * POST: commits the request's transaction now, with its idempotency claim still in progress
+   * (docs/platform.md); afterwards `db` is the pool and the response is stored when it is sent.
+   * For operations that must record something before an external call (charges). No-op elsewhere.
+   */
+  commitEarly(): Promise<void>;
 }

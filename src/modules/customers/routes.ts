@@ -40,8 +40,9 @@ export function customerRoutes(app: FastifyInstance): void {
     },
   });
 
-  // Related collections whose resources arrive with later modules answer an empty list meanwhile.
-  for (const related of ['cards', 'issuing-cards'] as const) {
+  // Related collections whose resources arrive with later modules answer an empty list meanwhile
+  // (the customer's cards: src/modules/cards/routes.ts).
+  for (const related of ['issuing-cards'] as const) {
     r.get(`/customers/:id/${related}`, {
       schema: { tags, summary: `List the customer's ${related}`, params: idParams, querystring: listQuerySchema({ filters: [], sorts: [] }), response: { 200: listEnvelopeSchema(z.object({ id: z.string() })), ...errorResponses(401, 404) } },
       handler: async (req) => {

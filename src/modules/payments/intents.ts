@@ -111,7 +111,8 @@ export async function settleIntentIn(trx: Transaction<DB>, scope: PaymentScope, 
     .where('environment', '=', scope.environment)
     .where('id', '=', intentId)
     .executeTakeFirst();
-  if (!found) throw new ApiError('record_not_found');
+  // A charge's intent (no payment) is settled by the charge, never here.
+  if (!found?.payment_id) throw new ApiError('record_not_found');
   const payment = (await lockPayment(trx, scope, found.payment_id))!;
   const intent = (await lockIntent(trx, scope, intentId))!;
   if (intent.status !== 'in_progress') {
@@ -142,11 +143,11 @@ export async function settleIntentIn(trx: Transaction<DB>, scope: PaymentScope, 
   if (outcome.status === 'approved') {
     const total = paid + intent.amount;
     const complete = payment.amount === null || total >= payment.amount;
-    const updated = await applyPaymentTransition(trx, scope, intent.payment_id, complete ? 'attempt_approved' : 'attempt_partial', { amount_paid: total });
+    const updated = await applyPaymentTransition(trx, scope, payment.id, complete ? 'attempt_approved' : 'attempt_partial', { amount_paid: total });
     // The money received, in the same transaction: a ledger collection (and its splits).
     await onPaymentPaid(trx, scope, updated, { amount: intent.amount, intentId: intent.id });
   } else {
-    await applyPaymentTransition(trx, scope, intent.payment_id, paid > 0n ? 'attempt_declined_partial' : 'attempt_declined');
+    await applyPaymentTransition(trx, scope, payment.id, paid > 0n ? 'attempt_declined_partial' : 'attempt_declined');
   }
   return settled;
 }

@@ -128,7 +128,7 @@ export type PaymentResponse = z.infer<typeof paymentResponse>;
 
 export const intentResponse = z.object({
   id: z.string().describe('pi_…'),
-  payment_id: z.string(),
+  payment_id: z.string().nullable().describe('null for the attempt of a charge (see charge_id)'),
   status: z.enum(INTENT_STATUSES),
   method: z.string().describe('card, banklink, rtkey, walleta, walletb, or sandbox (resolve)'),
   amount: money,

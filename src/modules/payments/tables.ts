@@ -19,8 +19,8 @@ export const PAYMENT_STATUSES = [
 ] as const;
 export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
 
-export const CURRENCIES = ['COP', 'USD', 'MXN'] as const;
-export type Currency = (typeof CURRENCIES)[number];
+export { CURRENCIES, type Currency } from '../../platform/money.ts';
+import type { Currency } from '../../platform/money.ts';
 
 export const PAYMENT_METHODS = ['card', 'banklink', 'rtkey', 'walleta', 'walletb'] as const;
 export type PaymentMethod = (typeof PAYMENT_METHODS)[number];
@@ -84,7 +84,8 @@ export interface PaymentIntentsTable {
   company_id: string;
   environment: Environment;
   id: string;
-  payment_id: string;
+  /** Null for the intent of a charge (migrations/0008_charges.sql): a charge is its own attempt. */
+  payment_id: string | null;
   status: IntentStatus;
   method: string;
   amount: Money;

@@ -304,8 +304,11 @@ export async function resolvePaymentFields(rc: RuleContext, input: PaymentInput)
   };
 }
 
-/** Each split's destination and share, checked and resolved; problems named by `splits.N.field`. */
-async function resolveSplits(
+/**
+ * Each split's destination and share, checked and resolved; problems named by `splits.N.field`.
+ * Shared with charges (their splits have the same shape and rules).
+ */
+export async function resolveSplits(
   rc: RuleContext,
   input: PaymentInput,
   open: boolean,

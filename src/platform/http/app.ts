@@ -11,6 +11,7 @@ import { randomToken } from '../ids.ts';
 import {
   abandonIdempotency,
   claimIdempotencyKey,
+  detachIdempotency,
   replayFromMemory,
   requireIdempotencyKey,
   settleIdempotency,
@@ -26,6 +27,8 @@ declare module 'fastify' {
     auth?: AuthMode;
     /** POST routes are idempotent (x-idempotency required) unless this is false. */
     idempotent?: boolean;
+    /** The body carries card data: its idempotency fingerprint is a keyed hash (docs/platform.md). */
+    sensitiveBody?: boolean;
   }
   interface FastifyRequest {
     caller: Caller | null;
@@ -217,6 +220,20 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
           notifyWorkers: () => {
             if (!tasks.includes(wakeWorkers)) tasks.push(wakeWorkers);
           },
+          commitEarly: async () => {
+            const state = req.idempotency;
+            if (!state || state.settled || state.detachedAt) return;
+            await detachIdempotency(deps, state, caller);
+            req.ctx.db = deps.database.db;
+            // What the request wrote so far is committed: its after-commit work is due now.
+            for (const task of tasks.splice(0)) {
+              try {
+                task();
+              } catch (error) {
+                req.log.error({ err: error }, 'after-commit task failed');
+              }
+            }
+          },
         };
       });
 
@@ -244,7 +261,7 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
       });
 
       v1.addHook('onResponse', async (req, reply) => {
-        if (req.idempotency) await abandonIdempotency(req.idempotency);
+        if (req.idempotency && req.caller) await abandonIdempotency(deps, req.idempotency, req.caller);
         if (reply.statusCode < 400 && req.afterCommitTasks) {
           for (const task of req.afterCommitTasks) {
             try {
@@ -256,7 +273,7 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
         }
       });
       v1.addHook('onRequestAbort', async (req) => {
-        if (req.idempotency) await abandonIdempotency(req.idempotency);
+        if (req.idempotency && req.caller) await abandonIdempotency(deps, req.idempotency, req.caller);
       });
 
       for (const register of modules) await register(v1, deps);

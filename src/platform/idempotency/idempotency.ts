@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { sql, type ControlledTransaction } from 'kysely';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { DB } from '../db/schema.ts';
@@ -23,9 +23,15 @@ export function requireIdempotencyKey(req: FastifyRequest): string {
   return key;
 }
 
+/**
+ * The request's fingerprint. A route whose body carries card data (`config.sensitiveBody`) gets a
+ * keyed hash (HMAC with the card-data secret): a plain hash of a card number could be brute-forced
+ * from the stored fingerprint.
+ */
 function fingerprint(req: FastifyRequest): string {
   const path = req.url.split('?')[0];
-  return createHash('sha256')
+  const secret = req.routeOptions.config?.sensitiveBody ? req.ctx?.deps.config.cardDataSecret : undefined;
+  return (secret ? createHmac('sha256', secret) : createHash('sha256'))
     .update(`${req.method} ${path}\n`)
     .update(JSON.stringify(req.body ?? {}))
     .digest('hex');
@@ -55,7 +61,16 @@ export interface IdempotencyState {
   key: string;
   fingerprint: string;
   settled: boolean;
+  /**
+   * Set by detachIdempotency: the claim (and what the request wrote so far) committed early, with
+   * this claim time in `completed_at` and no response yet. The response is stored later by its own
+   * statement, conditional on the claim still being this one.
+   */
+  detachedAt?: Date;
 }
+
+/** How often a request polls for a duplicate that committed its claim early and is still running. */
+const IN_PROGRESS_POLL_MS = 25;
 
 interface StoredResponse {
   fingerprint: string;
@@ -93,42 +108,70 @@ export async function claimIdempotencyKey(
   key: string,
 ): Promise<IdempotencyState | null> {
   const print = fingerprint(req);
-  const now = deps.clock.now();
-  const cutoff = new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS);
+  const deadline = Date.now() + IDEMPOTENCY_WINDOW_MS + 5_000;
+  for (;;) {
+    const now = deps.clock.now();
+    const cutoff = new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS);
+    const trx = await deps.database.db.startTransaction().execute();
+    let existing: { fingerprint: string; status_code: number | null; response_body: string | null } | undefined;
+    try {
+      // Takes over a completed key once its window has passed, and an early-committed claim whose
+      // request has held it for a whole window (it died: its completed_at is the claim time).
+      const claimed = await trx
+        .insertInto('idempotency_keys')
+        .values({ company_id: scope.companyId, environment: scope.environment, key, fingerprint: print, status_code: null, response_body: null, completed_at: null })
+        .onConflict((oc) =>
+          oc
+            .columns(['company_id', 'environment', 'key'])
+            .doUpdateSet({ fingerprint: print, status_code: null, response_body: null, completed_at: null })
+            .where('idempotency_keys.completed_at', '<', cutoff),
+        )
+        .returning(sql<number>`1`.as('ok'))
+        .executeTakeFirst();
+      if (claimed) return { trx, key, fingerprint: print, settled: false };
 
-  const trx = await deps.database.db.startTransaction().execute();
-  try {
-    const claimed = await trx
-      .insertInto('idempotency_keys')
-      .values({ company_id: scope.companyId, environment: scope.environment, key, fingerprint: print, status_code: null, response_body: null, completed_at: null })
-      .onConflict((oc) =>
-        oc
-          .columns(['company_id', 'environment', 'key'])
-          .doUpdateSet({ fingerprint: print, status_code: null, response_body: null, completed_at: null })
-          .where('idempotency_keys.completed_at', '<', cutoff),
-      )
-      .returning(sql<number>`1`.as('ok'))
-      .executeTakeFirst();
-    if (claimed) return { trx, key, fingerprint: print, settled: false };
-
-    const existing = await trx
-      .selectFrom('idempotency_keys')
-      .select(['fingerprint', 'status_code', 'response_body'])
-      .where('company_id', '=', scope.companyId)
-      .where('environment', '=', scope.environment)
-      .where('key', '=', key)
-      .executeTakeFirst();
-    await trx.rollback().execute();
-    if (!existing || existing.status_code === null) {
-      // Cannot happen with committed rows; treat like a lost race and let the client retry.
-      throw new ApiError('service_unavailable');
+      existing = await trx
+        .selectFrom('idempotency_keys')
+        .select(['fingerprint', 'status_code', 'response_body'])
+        .where('company_id', '=', scope.companyId)
+        .where('environment', '=', scope.environment)
+        .where('key', '=', key)
+        .executeTakeFirst();
+      await trx.rollback().execute();
+    } catch (error) {
+      if (!trx.isCommitted && !trx.isRolledBack) await trx.rollback().execute().catch(() => {});
+      throw error;
     }
-    await replay(reply, existing, print);
-    return null;
-  } catch (error) {
-    if (!trx.isCommitted && !trx.isRolledBack) await trx.rollback().execute().catch(() => {});
-    throw error;
+    if (existing && existing.status_code !== null) {
+      await replay(reply, existing, print);
+      return null;
+    }
+    if (existing && existing.fingerprint !== print) throw new ApiError('idempotency_key_reused');
+    // A request that committed its claim early (detachIdempotency) is still running, or the row
+    // vanished between the two statements (that request failed): wait for its result, then look again.
+    if (Date.now() > deadline) throw new ApiError('service_unavailable');
+    await new Promise((resolve) => setTimeout(resolve, IN_PROGRESS_POLL_MS));
   }
+}
+
+/**
+ * Commits the request's transaction now: the claim stays in progress (no response yet, the claim
+ * time in `completed_at`), together with whatever the request wrote so far. For operations that
+ * must record something durably before an external call (docs/charges.md). A duplicate arriving
+ * meanwhile waits for the response; a claim whose request died is taken over after the window.
+ */
+export async function detachIdempotency(deps: AppDeps, state: IdempotencyState, scope: { companyId: string; environment: 'test' | 'live' }): Promise<void> {
+  if (state.settled || state.detachedAt) return;
+  const claimedAt = deps.clock.now();
+  await state.trx
+    .updateTable('idempotency_keys')
+    .set({ completed_at: claimedAt })
+    .where('company_id', '=', scope.companyId)
+    .where('environment', '=', scope.environment)
+    .where('key', '=', state.key)
+    .execute();
+  await state.trx.commit().execute();
+  state.detachedAt = claimedAt;
 }
 
 async function replay(reply: FastifyReply, stored: { fingerprint: string; status_code: number | null; response_body: string | null }, print: string) {
@@ -150,6 +193,10 @@ export async function settleIdempotency(
 ): Promise<void> {
   if (state.settled) return;
   state.settled = true;
+  if (state.detachedAt) {
+    await settleDetached(deps, state, scope, statusCode, payload);
+    return;
+  }
   if (statusCode >= 400) {
     await state.trx.rollback().execute();
     return;
@@ -167,8 +214,47 @@ export async function settleIdempotency(
   remember(scope, state.key, { fingerprint: state.fingerprint, status_code: statusCode, response_body: body, completedAt: completedAt.getTime() });
 }
 
-export async function abandonIdempotency(state: IdempotencyState): Promise<void> {
+/**
+ * A detached claim: a success stores the response on the claim row (one statement, only while the
+ * row is still this request's claim); an error deletes the claim, so the key may be retried.
+ */
+async function settleDetached(deps: AppDeps, state: IdempotencyState, scope: { companyId: string; environment: 'test' | 'live' }, statusCode: number, payload: unknown): Promise<void> {
+  const db = deps.database.db;
+  if (statusCode >= 400) {
+    await releaseDetached(deps, state, scope);
+    return;
+  }
+  const completedAt = deps.clock.now();
+  const body = typeof payload === 'string' ? payload : '';
+  await db
+    .updateTable('idempotency_keys')
+    .set({ status_code: statusCode, response_body: body, completed_at: completedAt })
+    .where('company_id', '=', scope.companyId)
+    .where('environment', '=', scope.environment)
+    .where('key', '=', state.key)
+    .where('status_code', 'is', null)
+    .where('completed_at', '=', state.detachedAt!)
+    .execute();
+  remember(scope, state.key, { fingerprint: state.fingerprint, status_code: statusCode, response_body: body, completedAt: completedAt.getTime() });
+}
+
+async function releaseDetached(deps: AppDeps, state: IdempotencyState, scope: { companyId: string; environment: 'test' | 'live' }): Promise<void> {
+  await deps.database.db
+    .deleteFrom('idempotency_keys')
+    .where('company_id', '=', scope.companyId)
+    .where('environment', '=', scope.environment)
+    .where('key', '=', state.key)
+    .where('status_code', 'is', null)
+    .where('completed_at', '=', state.detachedAt!)
+    .execute();
+}
+
+export async function abandonIdempotency(deps: AppDeps, state: IdempotencyState, scope: { companyId: string; environment: 'test' | 'live' }): Promise<void> {
   if (state.settled) return;
   state.settled = true;
+  if (state.detachedAt) {
+    await releaseDetached(deps, state, scope).catch(() => {});
+    return;
+  }
   await state.trx.rollback().execute().catch(() => {});
 }

@@ -1,0 +1,34 @@
+import type { Transaction } from 'kysely';
+import type { DB } from '../../platform/db/schema.ts';
+import { percentageOf } from '../../platform/money.ts';
+import { findTransaction, recordCollection, reverse, type LedgerScope, type SplitShare } from '../ledger/service.ts';
+import type { ChargeRow } from './present.ts';
+
+/**
+ * The charges module's money movements (docs/charges.md "Ledger"), posted through the ledger
+ * service in the transaction that changes the charge:
+ * - a paid charge is a collection of its amount (source the charge) into the company's available
+ *   balance, and its splits move their shares to the receiving companies' wallets;
+ * - a refund reverses both (the split first, so the shares come back), when it is requested:
+ *   the money is held from then on, and a balance too small refuses the refund (insufficient_balance).
+ */
+
+export const chargeSource = (charge: { id: string }) => ({ type: 'charge', id: charge.id });
+
+/** The splits' shares of the charge: fixed amounts, and percentages of the amount rounded down. */
+export function chargeSplitShares(charge: ChargeRow): SplitShare[] {
+  return charge.splits
+    .map((s) => ({ walletCompanyId: s.wallet_id, amount: s.percentage_bp !== null ? percentageOf(charge.amount, s.percentage_bp) : BigInt(s.amount ?? 0) }))
+    .filter((s): s is SplitShare => Boolean(s.walletCompanyId) && s.amount > 0n);
+}
+
+export async function postChargeCollection(trx: Transaction<DB>, scope: LedgerScope, charge: ChargeRow): Promise<void> {
+  await recordCollection(trx, scope, { currency: charge.currency, amount: charge.amount, source: chargeSource(charge), splits: chargeSplitShares(charge) });
+}
+
+/** The refund of a paid charge: one reversal of its collection (after one of its split, if any). */
+export async function postChargeRefund(trx: Transaction<DB>, scope: LedgerScope, charge: ChargeRow): Promise<void> {
+  const split = await findTransaction(trx, scope, { kind: 'split', source: chargeSource(charge) });
+  if (split) await reverse(trx, scope, { transactionId: split.id });
+  await reverse(trx, scope, { kind: 'collection', source: chargeSource(charge) });
+}

@@ -1,0 +1,121 @@
+import type { RequestContext } from '../../platform/context.ts';
+import { inTransaction } from '../../platform/db/database.ts';
+import { ApiError, validationError } from '../../platform/errors/api-error.ts';
+import { prefixedId } from '../../platform/ids.ts';
+import { parseMinor } from '../../platform/money.ts';
+import { REJECTION_REASONS } from '../payments/schemas.ts';
+import { postChargeRefund } from './ledger.ts';
+import { CANCELLABLE, CANCELLED_REMARKS, RESOLVABLE } from './lifecycle.ts';
+import { toChargeResponse } from './present.ts';
+import { loadCharge } from './queries.ts';
+import { chargeRail } from './rail.ts';
+import type { ChargeResponse, ResolveChargeBody } from './schemas.ts';
+import { jobPayload, RECONCILE_JOB, saveRefundOutcome } from './settle.ts';
+import { applyChargeTransition } from './transition.ts';
+
+/** Refund, cancel and resolve of a charge (docs/charges.md); each accepts the charge id or its intent id. */
+
+const REFUND_NOT_CONFIRMED =
+  'The refund was recorded and sent, but saving its outcome was not confirmed; it settles by itself shortly. Read the charge before retrying.';
+
+/**
+ * POST /charges/{id}/refund: a paid charge is refunded whole. In the request's transaction the
+ * charge is locked, the rules checked (10805 refunded or a refund in progress, 10807 not paid,
+ * 10806 a test charge whose outcome was set by resolve), the refund recorded (pending) and its
+ * money taken from the balance (a reversal of the collection and of its splits; too small a
+ * balance is insufficient_balance); that commits before the rail is called. The rail's answer is
+ * saved in its own transaction: charge.refunded. Concurrent refunds: the row lock and a unique
+ * index let exactly one through; the others get 10805.
+ */
+export async function refundCharge(ctx: RequestContext, id: string, body: { amount?: number | string | null }): Promise<ChargeResponse> {
+  const now = ctx.deps.clock.now();
+  const { charge, refundId, safetyJobId } = await inTransaction(ctx.db, async (trx) => {
+    const scope = { ...ctx, db: trx };
+    const charge = await loadCharge(scope, id, true);
+    const existing = await trx
+      .selectFrom('charge_refunds')
+      .select('status')
+      .where('company_id', '=', ctx.companyId)
+      .where('environment', '=', ctx.environment)
+      .where('charge_id', '=', charge.id)
+      .executeTakeFirst();
+    if (charge.status === 'refunded') throw new ApiError('charge_refunded');
+    if (existing) throw new ApiError('charge_refunded', { message: 'A refund of this charge is in progress.' });
+    if (charge.status !== 'paid') throw new ApiError('charge_is_not_paid', { message: `The charge is ${charge.status}; only a paid charge can be refunded.` });
+    if (charge.environment === 'test' && charge.resolved) {
+      throw new ApiError('charge_is_test', { message: 'This test charge was settled by resolve (a simulated outcome, no rail movement): it cannot be refunded. Test charges paid through the sandbox rail can.' });
+    }
+    if (body.amount != null) {
+      const amount = parseMinor(body.amount);
+      if (amount === null || amount !== charge.amount) throw validationError({ amount: ['a charge is refunded whole: omit amount or send the charge amount'] });
+    }
+    const refundId = prefixedId('re', now.getTime());
+    await trx
+      .insertInto('charge_refunds')
+      .values({ company_id: ctx.companyId, environment: ctx.environment, id: refundId, charge_id: charge.id, status: 'pending', amount: charge.amount, currency: charge.currency, created_at: now, updated_at: now, succeeded_at: null })
+      .execute();
+    await postChargeRefund(trx, scope, charge);
+    const safetyJobId = await ctx.deps.jobs.enqueue(trx, RECONCILE_JOB, jobPayload(charge, { refund_id: refundId }), new Date(now.getTime() + ctx.deps.config.chargeReconcileDelayMs));
+    return { charge, refundId, safetyJobId };
+  });
+  await ctx.commitEarly();
+
+  try {
+    await chargeRail(ctx.deps, ctx.environment).refund({ reference: refundId, chargeReference: charge.id, amount: charge.amount, currency: charge.currency });
+  } catch (error) {
+    ctx.deps.logger.warn({ charge: charge.id, refund: refundId, err: (error as Error)?.message }, 'refund rail call failed; the reconciler will retry it');
+    throw new ApiError('charge_persistence_lost', { message: REFUND_NOT_CONFIRMED });
+  }
+  try {
+    const saved = await saveRefundOutcome(ctx.deps, { companyId: ctx.companyId, environment: ctx.environment, notifyWorkers: ctx.notifyWorkers }, refundId, safetyJobId);
+    return toChargeResponse(saved);
+  } catch (error) {
+    ctx.deps.logger.error({ charge: charge.id, refund: refundId, err: (error as Error)?.message }, 'saving a refund outcome failed; the reconciler will settle it');
+    throw new ApiError('charge_persistence_lost', { message: REFUND_NOT_CONFIRMED });
+  }
+}
+
+/**
+ * POST /charges/{id}/cancel: only a created or processing charge (10808 otherwise); it fails with
+ * remarks CANCELLED (charge.failed) and a job voids the debit on the rail after commit.
+ */
+export async function cancelCharge(ctx: RequestContext, id: string): Promise<ChargeResponse> {
+  return inTransaction(ctx.db, async (trx) => {
+    const scope = { ...ctx, db: trx };
+    const charge = await loadCharge(scope, id, true);
+    if (!CANCELLABLE.includes(charge.status)) {
+      throw new ApiError('charge_not_cancellable', { message: `The charge is ${charge.status}; only created or processing charges can be cancelled.` });
+    }
+    const updated = await applyChargeTransition(trx, scope, charge.id, 'cancel', { remarks: CANCELLED_REMARKS });
+    await ctx.deps.jobs.enqueue(trx, RECONCILE_JOB, jobPayload(updated, { void: true }));
+    ctx.notifyWorkers();
+    return toChargeResponse(updated);
+  });
+}
+
+/**
+ * POST /charges/{id}/resolve (test charges, test key): settles a created or processing charge by
+ * hand, through the same transitions a rail's answer takes (approve → paid with its ledger
+ * collection; reject → failed with remarks, default TRANSACTION_REJECTED). 403 with a live key;
+ * 422 (no code) when the charge is not open.
+ */
+export async function resolveCharge(ctx: RequestContext, id: string, body: ResolveChargeBody): Promise<ChargeResponse> {
+  return inTransaction(ctx.db, async (trx) => {
+    const scope = { ...ctx, db: trx };
+    const charge = await loadCharge(scope, id, true);
+    if (!ctx.isTest || charge.environment !== 'test') throw new ApiError('test_only', { message: 'Only a test charge can be resolved, with a test key.' });
+    if (!RESOLVABLE.includes(charge.status)) {
+      throw new ApiError('not_resolvable', { message: `The charge is ${charge.status}; only a created or processing test charge can be resolved.` });
+    }
+    const remarks = body.remarks ?? 'TRANSACTION_REJECTED';
+    if (body.action === 'reject' && !(REJECTION_REASONS as readonly string[]).includes(remarks)) {
+      throw validationError({ remarks: [`must be one of ${REJECTION_REASONS.join(', ')}`] });
+    }
+    if (charge.status === 'created') await applyChargeTransition(trx, scope, charge.id, 'submit');
+    const updated =
+      body.action === 'approve'
+        ? await applyChargeTransition(trx, scope, charge.id, 'approve', { resolved: true })
+        : await applyChargeTransition(trx, scope, charge.id, 'decline', { resolved: true, remarks });
+    return toChargeResponse(updated);
+  });
+}

@@ -1,0 +1,131 @@
+import type { AppDeps } from '../../platform/context.ts';
+import type { Executor } from '../../platform/db/database.ts';
+import { ApiError } from '../../platform/errors/api-error.ts';
+import { FINAL } from './lifecycle.ts';
+import type { ChargeRow } from './present.ts';
+import { findCharge, lockCharge } from './queries.ts';
+import { chargeRail, type DebitOutcome, type DebitRequest } from './rail.ts';
+import { applyChargeTransition, type ChargeScope } from './transition.ts';
+
+/**
+ * Saving what the rail answered, and the reconciler (docs/charges.md "90005 never loses a
+ * charge"). The request that creates a charge commits it (status created) together with a
+ * reconcile job before calling the rail; after the call it saves the outcome in a transaction of
+ * its own. If that save never happens (the process died, the database failed: 503 90005), the job
+ * asks the rail again (every rail call is idempotent by reference) and saves the answer. The same
+ * job settles bank-account debits when the (sandbox) bank does, and refunds whose save was lost.
+ */
+
+export const RECONCILE_JOB = 'charges.reconcile';
+
+/** What the rail needs to know about a charge (the card's outcome class and expiry for a card). */
+export async function debitRequestFor(db: Executor, charge: ChargeRow): Promise<DebitRequest> {
+  let card: DebitRequest['card'] = null;
+  if (charge.card_id) {
+    // A card deleted after the charge was created still answers for it.
+    const row = await db
+      .selectFrom('cards')
+      .select(['outcome_class', 'exp_month', 'exp_year'])
+      .where('company_id', '=', charge.company_id)
+      .where('environment', '=', charge.environment)
+      .where('id', '=', charge.card_id)
+      .executeTakeFirst();
+    card = row ?? { outcome_class: 'TRANSACTION_REJECTED', exp_month: 1, exp_year: 2000 };
+  }
+  return {
+    reference: charge.id,
+    method: charge.payment_method_type,
+    amount: charge.amount,
+    currency: charge.currency,
+    card,
+    test_scenario: charge.test_scenario,
+    submittedAt: new Date(charge.created_at),
+  };
+}
+
+/**
+ * The final save of a debit's outcome, in its own transaction: created → processing (the rail has
+ * it), then paid or failed when the outcome is final (the ledger posting and the intent come with
+ * the transition). A debit still pending gets a reconcile job at the time the rail settles it. A
+ * charge already settled otherwise (cancelled, resolved) is left as it is. `doneJobId` is the
+ * create request's safety job, which this save makes unnecessary.
+ */
+export async function saveDebitOutcome(deps: AppDeps, scope: Omit<ChargeScope, 'db' | 'deps'>, chargeId: string, outcome: DebitOutcome, doneJobId?: string): Promise<ChargeRow> {
+  return deps.database.db.transaction().execute(async (trx) => {
+    const s: ChargeScope = { ...scope, db: trx, deps };
+    let row = await lockCharge(trx, s, chargeId);
+    if (!row) throw new ApiError('record_not_found');
+    if (row.status === 'created') row = await applyChargeTransition(trx, s, chargeId, 'submit', { network_id: outcome.networkId });
+    if (row.status === 'processing') {
+      if (outcome.status === 'approved') row = await applyChargeTransition(trx, s, chargeId, 'approve');
+      else if (outcome.status === 'declined') row = await applyChargeTransition(trx, s, chargeId, 'decline', { remarks: outcome.remarks });
+      else if (outcome.settleAt) await deps.jobs.enqueue(trx, RECONCILE_JOB, jobPayload(row, {}), outcome.settleAt);
+    }
+    if (doneJobId) await trx.deleteFrom('jobs').where('id', '=', doneJobId).execute();
+    return row;
+  });
+}
+
+/**
+ * The refund's final save: pending → succeeded and the charge paid → refunded (charge.refunded).
+ * The money left the balance when the refund was requested (operations.ts).
+ */
+export async function saveRefundOutcome(deps: AppDeps, scope: Omit<ChargeScope, 'db' | 'deps'>, refundId: string, doneJobId?: string): Promise<ChargeRow> {
+  return deps.database.db.transaction().execute(async (trx) => {
+    const s: ChargeScope = { ...scope, db: trx, deps };
+    const found = await trx.selectFrom('charge_refunds').select('charge_id').where('company_id', '=', s.companyId).where('environment', '=', s.environment).where('id', '=', refundId).executeTakeFirst();
+    if (!found) throw new ApiError('record_not_found');
+    // Lock order everywhere: the charge, then its refund.
+    let charge = (await lockCharge(trx, s, found.charge_id))!;
+    const refund = await trx.selectFrom('charge_refunds').select('status').where('company_id', '=', s.companyId).where('environment', '=', s.environment).where('id', '=', refundId).forUpdate().executeTakeFirstOrThrow();
+    if (refund.status === 'pending') {
+      const now = deps.clock.now();
+      await trx
+        .updateTable('charge_refunds')
+        .set({ status: 'succeeded', succeeded_at: now, updated_at: now })
+        .where('company_id', '=', s.companyId)
+        .where('environment', '=', s.environment)
+        .where('id', '=', refundId)
+        .execute();
+      charge = await applyChargeTransition(trx, s, charge.id, 'refund');
+    }
+    if (doneJobId) await trx.deleteFrom('jobs').where('id', '=', doneJobId).execute();
+    return charge;
+  });
+}
+
+export function jobPayload(charge: { company_id: string; environment: string; id: string }, extra: { refund_id?: string; void?: boolean }): Record<string, unknown> {
+  return { company_id: charge.company_id, environment: charge.environment, charge_id: charge.id, ...extra };
+}
+
+/**
+ * The reconcile job: a charge not settled yet asks the rail where it stands (submitting it if the
+ * request never did) and saves the answer; a refund whose save was lost asks the rail again and
+ * saves it; a cancelled charge is voided on the rail. Idempotent: running it twice changes nothing.
+ */
+export async function runReconcile(deps: AppDeps, payload: Record<string, unknown>): Promise<void> {
+  const scope = { companyId: String(payload.company_id), environment: payload.environment === 'live' ? ('live' as const) : ('test' as const) };
+  const rail = chargeRail(deps, scope.environment);
+  const db = deps.database.db;
+  const charge = await findCharge(db, scope, String(payload.charge_id));
+  if (!charge) return;
+  if (payload.void === true) {
+    await rail.void(charge.id);
+    return;
+  }
+  if (typeof payload.refund_id === 'string') {
+    const refund = await db.selectFrom('charge_refunds').select(['status', 'amount', 'currency']).where('company_id', '=', scope.companyId).where('environment', '=', scope.environment).where('id', '=', payload.refund_id).executeTakeFirst();
+    if (!refund || refund.status !== 'pending') return;
+    await rail.refund({ reference: payload.refund_id, chargeReference: charge.id, amount: refund.amount, currency: refund.currency });
+    await saveRefundOutcome(deps, scope, payload.refund_id);
+    return;
+  }
+  if (FINAL.includes(charge.status)) return;
+  const request = await debitRequestFor(db, charge);
+  const outcome = charge.status === 'created' ? await rail.debit(request) : await rail.status(request);
+  await saveDebitOutcome(deps, scope, charge.id, outcome);
+}
+
+export function registerChargeJobs(deps: AppDeps): void {
+  deps.jobs.register(RECONCILE_JOB, (payload) => runReconcile(deps, payload));
+}

@@ -1,0 +1,66 @@
+import type { ColumnType } from 'kysely';
+import type { Environment } from '../../platform/db/schema.ts';
+import type { Currency } from '../../platform/money.ts';
+import type { StoredSplit } from '../payments/tables.ts';
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+type Json<T> = ColumnType<T, string, string>;
+type Money = ColumnType<bigint, bigint, bigint>;
+
+/** SPEC.md "Charge states", exactly. */
+export const CHARGE_STATUSES = ['created', 'processing', 'paid', 'failed', 'refunded'] as const;
+export type ChargeStatus = (typeof CHARGE_STATUSES)[number];
+
+/** What a charge debits: a saved card or a registered account (direct debit). */
+export const PAYMENT_METHOD_TYPES = ['card', 'account'] as const;
+export type PaymentMethodType = (typeof PAYMENT_METHOD_TYPES)[number];
+
+/** The charges module's tables (migrations/0008_charges.sql), merged into the shared DB type. */
+export interface ChargesTable {
+  company_id: string;
+  environment: Environment;
+  id: string;
+  status: ChargeStatus;
+  title: string;
+  currency: Currency;
+  amount: Money;
+  customer_id: string;
+  payment_method_type: PaymentMethodType;
+  account_id: string | null;
+  card_id: string | null;
+  external_id: string | null;
+  idempotency_key: string | null;
+  splits: Json<StoredSplit[]>;
+  metadata: Json<Record<string, string> | null> | null;
+  test_scenario: string | null;
+  remarks: string | null;
+  network_id: string | null;
+  intent_id: string;
+  resolved: ColumnType<boolean, boolean | undefined, boolean>;
+  paid_at: Timestamp | null;
+  failed_at: Timestamp | null;
+  cancelled_at: Timestamp | null;
+  refunded_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ChargeRefundsTable {
+  company_id: string;
+  environment: Environment;
+  id: string;
+  charge_id: string;
+  status: 'pending' | 'succeeded';
+  amount: Money;
+  currency: Currency;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  succeeded_at: Timestamp | null;
+}
+
+declare module '../../platform/db/schema.ts' {
+  interface DB {
+    charges: ChargesTable;
+    charge_refunds: ChargeRefundsTable;
+  }
+}
