@@ -83,7 +83,7 @@ const delivery = {
   maxBatch: 200,
   eventType: 'balance.updated',
 };
-const SCENARIO_KEYS = ['baseline_get', 'baseline_post', 'customers_create', 'customers_create_replay', 'customers_get', 'customers_list', 'webhook_delivery'];
+const SCENARIO_KEYS = ['baseline_get', 'baseline_post', 'customers_create', 'customers_create_replay', 'customers_get', 'customers_list', 'charges_card', 'webhook_delivery'];
 const selected = process.env.BENCH_SCENARIOS ? process.env.BENCH_SCENARIOS.split(',').map((k) => k.trim()).filter(Boolean) : null;
 for (const key of selected ?? []) {
   if (!SCENARIO_KEYS.includes(key)) throw new Error(`BENCH_SCENARIOS: unknown scenario "${key}" (known: ${SCENARIO_KEYS.join(', ')})`);
@@ -844,6 +844,16 @@ async function main(): Promise<number> {
   expectOk('create a customer', created);
   const customerId: string = created.json.id;
   expectOk('read the customer', await call(origin, 'GET', `/v1/customers/${customerId}`, auth));
+  // A saved, authorized test card of that customer for the charges scenario (docs/charges.md).
+  const card = await call(
+    origin,
+    'POST',
+    '/v1/cards',
+    { ...jsonAuth, 'x-idempotency': `bench-card-${Date.now()}` },
+    JSON.stringify({ card_number: '4242424242424242', expiration_month: 12, expiration_year: new Date().getUTCFullYear() + 3, cvv: '123', holder_name: 'Ana Bench', customer_id: customerId, authorization: true }),
+  );
+  expectOk('save a test card', card);
+  const CHARGE_BODY = JSON.stringify({ amount: 150000, title: 'Cuota bench', customer_id: customerId, card_id: card.json.id });
   const countCustomers = async (): Promise<number> => {
     const r = await call(origin, 'GET', '/v1/customers?per_page=1', auth);
     expectOk('count customers', r);
@@ -857,6 +867,7 @@ async function main(): Promise<number> {
     { key: 'customers_create_replay', name: 'POST /v1/customers (replayed key)', target: 'service', method: 'POST', path: '/v1/customers', auth: true, body: CUSTOMER_BODY, idempotency: 'replay' },
     { key: 'customers_get', name: 'GET /v1/customers/{id}', target: 'service', method: 'GET', path: `/v1/customers/${customerId}`, auth: true },
     { key: 'customers_list', name: 'GET /v1/customers?per_page=20', target: 'service', method: 'GET', path: '/v1/customers?per_page=20', auth: true },
+    { key: 'charges_card', name: 'POST /v1/charges (card, test key)', target: 'service', method: 'POST', path: '/v1/charges', auth: true, body: CHARGE_BODY, idempotency: 'unique' },
   ];
 
   const scenarios = selected ? allScenarios.filter((s) => selected.includes(s.key)) : allScenarios;
@@ -885,7 +896,7 @@ async function main(): Promise<number> {
       const rotations = Math.floor((Date.now() - since + (settings.warmup + settings.duration + 5) * 1000) / REPLAY_KEY_EVERY_MS);
       if (rotations > 0) notes.push(`key switched ${rotations} time(s) to stay inside the 60 s window; each switch runs once, the rest replay`);
     }
-    const before = s.target === 'service' ? await countCustomers() : null;
+    const before = s.target === 'service' && s.key.startsWith('customers_') ? await countCustomers() : null;
     if (s.key === 'customers_list') notes.push(`${before} customers in the company while listing`);
 
     log(`[${i + 1}/${steps}] ${s.name}: ${settings.warmup ? `${settings.warmup} s warm-up + ` : ''}${settings.duration} s, ${settings.connections} connections`);

@@ -1,3 +1,5 @@
+import { luhnValid } from '../modules/cards/card-data.ts';
+
 /**
  * Card checks and the sandbox's deterministic outcomes (PRODUCT.md "Test environment"). Pure
  * functions: the card number and CVV pass through here and are never kept anywhere.
@@ -20,21 +22,8 @@ export interface CheckedCard {
   last4: string;
 }
 
-export function luhnValid(digits: string): boolean {
-  let sum = 0;
-  let double = false;
-  for (let i = digits.length - 1; i >= 0; i--) {
-    let d = digits.charCodeAt(i) - 48;
-    if (d < 0 || d > 9) return false;
-    if (double) {
-      d *= 2;
-      if (d > 9) d -= 9;
-    }
-    sum += d;
-    double = !double;
-  }
-  return digits.length > 0 && sum % 10 === 0;
-}
+// One Luhn check for the API and the pages.
+export { luhnValid };
 
 export function cardBrand(pan: string): string {
   if (/^4/.test(pan)) return 'Visa';

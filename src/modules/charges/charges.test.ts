@@ -322,6 +322,16 @@ describe('charges', () => {
     expectError(lost, 503, 'charge_persistence_lost', 90005);
     const retry = await co.req({ url: '/v1/charges', body: { ...body, external_id: 'idem-3' }, idem: 'charge-idem-3' });
     assert.equal(retry.status, 200, retry.raw);
+    // A claim committed early by a request that then died: another request is refused meanwhile
+    // (a different body), and the claim is taken over once it is older than the window.
+    const db = h.runtime.deps.database.db;
+    const claim = (completedAt: Date) => ({ company_id: co.company.id, environment: 'test' as const, key: 'charge-idem-dead', fingerprint: 'someone else', status_code: null, response_body: null, completed_at: completedAt });
+    await db.insertInto('idempotency_keys').values(claim(h.clock.now())).execute();
+    expectError(await co.req({ url: '/v1/charges', body, idem: 'charge-idem-dead' }), 409, 'idempotency_error', 10003);
+    await db.updateTable('idempotency_keys').set({ completed_at: new Date(h.clock.now().getTime() - 61_000) }).where('company_id', '=', co.company.id).where('key', '=', 'charge-idem-dead').execute();
+    const taken = await co.req({ url: '/v1/charges', body, idem: 'charge-idem-dead' });
+    assert.equal(taken.status, 200, taken.raw);
+    assert.equal((await co.req({ url: '/v1/charges', body, idem: 'charge-idem-dead' })).raw, taken.raw, 'and its answer replays');
   });
 
   test('refund: paid → refunded (charge.refunded, the money leaves the balance); 10805, 10807, 10806; by the intent id', async () => {

@@ -163,7 +163,7 @@ export async function createCharge(ctx: RequestContext, body: CreateChargeBody, 
   // The rail, outside any transaction.
   let outcome: DebitOutcome;
   try {
-    outcome = await chargeRail(ctx.deps, ctx.environment).debit(await debitRequestFor(ctx.db, charge));
+    outcome = await chargeRail(ctx.deps, ctx.environment).debit(await debitRequestFor(ctx.db, charge, v.card));
   } catch (error) {
     // The outcome is unknown: never guessed. The charge stays created; the reconciler asks again.
     ctx.deps.logger.warn({ charge: charge.id, err: (error as Error)?.message }, 'charge rail call failed; the reconciler will settle it');

@@ -19,9 +19,9 @@ import { applyChargeTransition, type ChargeScope } from './transition.ts';
 export const RECONCILE_JOB = 'charges.reconcile';
 
 /** What the rail needs to know about a charge (the card's outcome class and expiry for a card). */
-export async function debitRequestFor(db: Executor, charge: ChargeRow): Promise<DebitRequest> {
-  let card: DebitRequest['card'] = null;
-  if (charge.card_id) {
+export async function debitRequestFor(db: Executor, charge: ChargeRow, known?: DebitRequest['card']): Promise<DebitRequest> {
+  let card: DebitRequest['card'] = known ?? null;
+  if (charge.card_id && !card) {
     // A card deleted after the charge was created still answers for it.
     const row = await db
       .selectFrom('cards')
@@ -55,13 +55,14 @@ export async function saveDebitOutcome(deps: AppDeps, scope: Omit<ChargeScope, '
     const s: ChargeScope = { ...scope, db: trx, deps };
     let row = await lockCharge(trx, s, chargeId);
     if (!row) throw new ApiError('record_not_found');
-    if (row.status === 'created') row = await applyChargeTransition(trx, s, chargeId, 'submit', { network_id: outcome.networkId });
+    if (doneJobId) await trx.deleteFrom('jobs').where('id', '=', doneJobId).execute();
+    // The row stays locked by this transaction: each transition gets it as it left it.
+    if (row.status === 'created') row = await applyChargeTransition(trx, s, chargeId, 'submit', { network_id: outcome.networkId }, row);
     if (row.status === 'processing') {
-      if (outcome.status === 'approved') row = await applyChargeTransition(trx, s, chargeId, 'approve');
-      else if (outcome.status === 'declined') row = await applyChargeTransition(trx, s, chargeId, 'decline', { remarks: outcome.remarks });
+      if (outcome.status === 'approved') row = await applyChargeTransition(trx, s, chargeId, 'approve', {}, row);
+      else if (outcome.status === 'declined') row = await applyChargeTransition(trx, s, chargeId, 'decline', { remarks: outcome.remarks }, row);
       else if (outcome.settleAt) await deps.jobs.enqueue(trx, RECONCILE_JOB, jobPayload(row, {}), outcome.settleAt);
     }
-    if (doneJobId) await trx.deleteFrom('jobs').where('id', '=', doneJobId).execute();
     return row;
   });
 }

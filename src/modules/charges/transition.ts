@@ -52,9 +52,11 @@ function entering(t: ChargeTransition, now: Date): Updateable<ChargesTable> {
  * THE one place a charge changes status. Inside `trx`: locks the row, checks the transition table,
  * updates conditionally on the status it read (so a transition happens at most once even if two
  * callers race), and writes the table's event into the outbox in the same transaction. What comes
- * with a status comes here too: entering `paid` posts the collection (and its splits) to the
- * ledger and approves the charge's payment intent; entering `failed` declines the intent.
+ * with a status comes here too: entering `paid` approves the charge's payment intent and posts the
+ * collection (and its splits) to the ledger — last, so the company's ledger rows stay locked for
+ * as short a time as possible; entering `failed` declines the intent.
  * `patch` carries the columns that change with the transition (remarks, network_id, resolved).
+ * `locked`: the row as this transaction already locked it (saves the second lock of a chain).
  */
 export async function applyChargeTransition(
   trx: Transaction<DB>,
@@ -62,8 +64,9 @@ export async function applyChargeTransition(
   chargeId: string,
   action: ChargeAction,
   patch: Updateable<ChargesTable> = {},
+  locked?: ChargeRow,
 ): Promise<ChargeRow> {
-  const row = await lockCharge(trx, scope, chargeId);
+  const row = locked ?? (await lockCharge(trx, scope, chargeId));
   if (!row) throw new ApiError('record_not_found');
   const t = chargeTransition(row.status, action);
   if (!t) throw new ChargeTransitionNotAllowed(row.status, action);
@@ -78,13 +81,10 @@ export async function applyChargeTransition(
     .returningAll()
     .executeTakeFirst();
   if (!updated) throw new ChargeTransitionNotAllowed(row.status, action);
-  if (t.to === 'paid') {
-    await postChargeCollection(trx, scope, updated);
-    await settleIntent(trx, scope, updated, { status: 'approved', paid_at: now, remarks: null }, now);
-  } else if (t.to === 'failed') {
-    await settleIntent(trx, scope, updated, { status: 'declined', paid_at: null, remarks: updated.remarks }, now);
-  }
+  if (t.to === 'paid') await settleIntent(trx, scope, updated, { status: 'approved', paid_at: now, remarks: null }, now);
+  else if (t.to === 'failed') await settleIntent(trx, scope, updated, { status: 'declined', paid_at: null, remarks: updated.remarks }, now);
   await emitEvent({ ...scope, db: trx }, t.event, toChargeResponse(updated), now);
+  if (t.to === 'paid') await postChargeCollection(trx, scope, updated);
   return updated;
 }
 

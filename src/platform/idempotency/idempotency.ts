@@ -163,14 +163,21 @@ export async function claimIdempotencyKey(
 export async function detachIdempotency(deps: AppDeps, state: IdempotencyState, scope: { companyId: string; environment: 'test' | 'live' }): Promise<void> {
   if (state.settled || state.detachedAt) return;
   const claimedAt = deps.clock.now();
-  await state.trx
-    .updateTable('idempotency_keys')
-    .set({ completed_at: claimedAt })
-    .where('company_id', '=', scope.companyId)
-    .where('environment', '=', scope.environment)
-    .where('key', '=', state.key)
-    .execute();
-  await state.trx.commit().execute();
+  try {
+    await state.trx
+      .updateTable('idempotency_keys')
+      .set({ completed_at: claimedAt })
+      .where('company_id', '=', scope.companyId)
+      .where('environment', '=', scope.environment)
+      .where('key', '=', state.key)
+      .execute();
+    await state.trx.commit().execute();
+  } catch {
+    // Nothing of the request was recorded: the client retries (with the same key).
+    state.settled = true;
+    if (!state.trx.isCommitted && !state.trx.isRolledBack) await state.trx.rollback().execute().catch(() => {});
+    throw new ApiError('service_unavailable');
+  }
   state.detachedAt = claimedAt;
 }
 
