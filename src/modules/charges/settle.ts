@@ -5,6 +5,8 @@ import { FINAL } from './lifecycle.ts';
 import type { ChargeRow } from './present.ts';
 import { findCharge, lockCharge } from './queries.ts';
 import { chargeRail, type DebitOutcome, type DebitRequest } from './rail.ts';
+import { EXPIRE_JOB, reconcilePayerCharge, runExpire } from './collect.ts';
+import { isPayerMethod } from './tables.ts';
 import { applyChargeTransition, type ChargeScope } from './transition.ts';
 
 /**
@@ -122,6 +124,8 @@ export async function runReconcile(deps: AppDeps, payload: Record<string, unknow
     return;
   }
   if (FINAL.includes(charge.status)) return;
+  // Banklink, rtkey and wallet charges wait for the payer: only their registration is reconciled.
+  if (isPayerMethod(charge.payment_method_type)) return reconcilePayerCharge(deps, charge);
   const request = await debitRequestFor(db, charge);
   const outcome = charge.status === 'created' ? await rail.debit(request) : await rail.status(request);
   await saveDebitOutcome(deps, scope, charge.id, outcome);
@@ -129,4 +133,5 @@ export async function runReconcile(deps: AppDeps, payload: Record<string, unknow
 
 export function registerChargeJobs(deps: AppDeps): void {
   deps.jobs.register(RECONCILE_JOB, (payload) => runReconcile(deps, payload));
+  deps.jobs.register(EXPIRE_JOB, (payload) => runExpire(deps, payload));
 }
