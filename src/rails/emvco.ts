@@ -58,18 +58,20 @@ export function emvcoPayload(input: { key: string; merchant: string; amountMinor
 }
 
 /** Reads a payload back into its top-level tags (and checks the CRC): for tests and diagnostics. */
-export function parseEmvco(payload: string): { tags: Record<string, string>; crcValid: boolean } {
+export function parseEmvco(payload: string): { tags: Record<string, string>; order: string[]; crcValid: boolean } {
   const tags: Record<string, string> = {};
+  const order: string[] = [];
   let i = 0;
   while (i + 4 <= payload.length) {
     const id = payload.slice(i, i + 2);
     const len = Number(payload.slice(i + 2, i + 4));
     if (!Number.isInteger(len)) break;
     tags[id] = payload.slice(i + 4, i + 4 + len);
+    order.push(id);
     i += 4 + len;
   }
   const crcValid = payload.length > 8 && payload.slice(-8, -4) === '6304' && crc16(payload.slice(0, -4)) === payload.slice(-4);
-  return { tags, crcValid };
+  return { tags, order, crcValid };
 }
 
 // ---------------------------------------------------------------------------------------------
