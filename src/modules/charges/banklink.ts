@@ -25,7 +25,6 @@ export async function createBanklinkCharge(ctx: RequestContext, body: BanklinkBo
   const metadata = collectMetadata(body.metadata, add);
   if (Object.keys(errors).length) throw validationError(errors);
 
-  const now = ctx.deps.clock.now();
   const bankId = bank!.id;
   return createPayerCharge(
     ctx,
@@ -39,11 +38,13 @@ export async function createBanklinkCharge(ctx: RequestContext, body: BanklinkBo
       bank_id: bankId,
       redirect_url: body.redirect_url,
       reference: body.reference ?? null,
-      expires_at: new Date(now.getTime() + BANKLINK_SESSION_MINUTES * 60_000),
+      lifetimeMs: BANKLINK_SESSION_MINUTES * 60_000,
     },
     idempotencyKey,
     async (trx) => {
       await lockKey(trx, `banklink|${ctx.companyId}|${ctx.environment}|${customerId}|${bankId}|${amount}`);
+      // Read after the lock: a request that waited sees the time the other one's charge was made.
+      const now = ctx.deps.clock.now();
       const previous = await trx
         .selectFrom('charges')
         .select(['id', 'created_at'])

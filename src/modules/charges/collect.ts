@@ -69,8 +69,10 @@ export async function lockKey(trx: Transaction<DB>, key: string): Promise<void> 
 }
 
 export type NewPayerCharge = Pick<Insertable<ChargesTable>, 'title' | 'amount' | 'customer_id' | 'external_id' | 'metadata'> &
-  Partial<Pick<Insertable<ChargesTable>, 'account_id' | 'bank_id' | 'redirect_url' | 'reference' | 'phone' | 'document_type' | 'document_number' | 'expires_at' | 'test_scenario'>> & {
+  Partial<Pick<Insertable<ChargesTable>, 'account_id' | 'bank_id' | 'redirect_url' | 'reference' | 'phone' | 'document_type' | 'document_number' | 'test_scenario'>> & {
     method: PayerMethod;
+    /** How long the charge stays open: `expires_at` is its creation time plus this. */
+    lifetimeMs?: number;
   };
 
 /** The full row of a new payer charge (COP, no splits): the `create` row of the table inserts it. */
@@ -99,7 +101,7 @@ export function payerChargeValues(v: NewPayerCharge, now: Date, idempotencyKey: 
     document_type: v.document_type ?? null,
     document_number: v.document_number ?? null,
     qr_payload: null,
-    expires_at: v.expires_at ?? null,
+    expires_at: v.lifetimeMs !== undefined ? new Date(now.getTime() + v.lifetimeMs) : null,
     paid_at: null,
     failed_at: null,
     cancelled_at: null,

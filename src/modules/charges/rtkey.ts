@@ -43,7 +43,7 @@ export async function createRtkeyCharge(ctx: RequestContext, body: RtkeyBody, id
       external_id: body.external_id ?? null,
       metadata: metadata ? JSON.stringify(metadata) : null,
       reference: body.reference ?? null,
-      expires_at: new Date(now.getTime() + (body.expires_in ?? RTKEY_EXPIRES_IN.default) * 60_000),
+      lifetimeMs: (body.expires_in ?? RTKEY_EXPIRES_IN.default) * 60_000,
       test_scenario: scenario,
     },
     now,

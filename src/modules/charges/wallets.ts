@@ -123,7 +123,6 @@ export async function createWalletbRequest(ctx: RequestContext, body: WalletbBod
     throw new ApiError('customer_data_invalid', { message: 'The phone is not the number of an active wallet account (a CONFIRMATION bank: Nequi, Daviplata) of the customer.' });
   }
 
-  const now = ctx.deps.clock.now();
   return createPayerCharge(
     ctx,
     {
@@ -137,7 +136,7 @@ export async function createWalletbRequest(ctx: RequestContext, body: WalletbBod
       phone: body.phone,
       document_type: body.document_type,
       document_number: body.document,
-      expires_at: new Date(now.getTime() + WALLETB_LIFETIME_MINUTES * 60_000),
+      lifetimeMs: WALLETB_LIFETIME_MINUTES * 60_000,
     },
     idempotencyKey,
     async (trx) => {
@@ -151,7 +150,7 @@ export async function createWalletbRequest(ctx: RequestContext, body: WalletbBod
         .where('account_id', '=', account.id)
         .where('status', 'in', OPEN)
         .executeTakeFirst();
-      if (open && !isOverdue(open, now)) {
+      if (open && !isOverdue(open, ctx.deps.clock.now())) {
         throw new ApiError('request_to_pay_in_progress', {
           message: `An open walletb request (${open.id}) exists for this wallet account; it ends when confirmed, cancelled or after ${WALLETB_LIFETIME_MINUTES} minutes.`,
           extra: { previous_payment_id: open.id },
