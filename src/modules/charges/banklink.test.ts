@@ -223,6 +223,20 @@ describe('banklink charges', () => {
     assert.equal(res.body.status, 'failed');
     assert.equal(res.body.remarks, 'CANCELLED');
     assert.match((await getPage(h, pathOf(cancelled.url))).body, /Este cobro fue cancelado/);
+    // The cancel's job withdraws the bank session at the banklink rail (not the debit rail).
+    const withdrawn: string[] = [];
+    class Spy extends SandboxCollectRail {
+      override async cancel(reference: string): Promise<void> {
+        withdrawn.push(reference);
+      }
+    }
+    setCollectRail(h.runtime.deps, 'test', new Spy({ triggers: true }));
+    try {
+      assert.equal(await runChargeJobs(h, [cancelled.id]), 1);
+    } finally {
+      setCollectRail(h.runtime.deps, 'test', new SandboxCollectRail({ triggers: true }));
+    }
+    assert.deepEqual(withdrawn, [cancelled.id]);
 
     const resolved = (await create(banklinkBody(customer, { amount: 6000 }))).body;
     assert.equal((await co.req({ url: `/v1/charges/${resolved.id}/resolve`, body: { action: 'approve' } })).body.status, 'paid');

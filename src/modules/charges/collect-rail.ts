@@ -108,7 +108,7 @@ export class SandboxCollectRail implements CollectRail {
     return { status: 'approved' };
   }
 
-  async cancel(): Promise<void> {}
+  async cancel(_reference: string): Promise<void> {}
 }
 
 const rails = new WeakMap<AppDeps, { test: CollectRail; live: CollectRail }>();

@@ -6,6 +6,7 @@ import type { ChargeRow } from './present.ts';
 import { findCharge, lockCharge } from './queries.ts';
 import { chargeRail, type DebitOutcome, type DebitRequest } from './rail.ts';
 import { EXPIRE_JOB, reconcilePayerCharge, runExpire } from './collect.ts';
+import { collectRail } from './collect-rail.ts';
 import { isPayerMethod } from './tables.ts';
 import { applyChargeTransition, type ChargeScope } from './transition.ts';
 
@@ -113,7 +114,8 @@ export async function runReconcile(deps: AppDeps, payload: Record<string, unknow
   const charge = await findCharge(db, scope, String(payload.charge_id));
   if (!charge) return;
   if (payload.void === true) {
-    await rail.void(charge.id);
+    // A cancelled charge: the debit is voided, or the bank session, QR or wallet request withdrawn.
+    await (isPayerMethod(charge.payment_method_type) ? collectRail(deps, scope.environment).cancel(charge.id) : rail.void(charge.id));
     return;
   }
   if (typeof payload.refund_id === 'string') {
