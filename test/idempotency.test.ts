@@ -43,6 +43,18 @@ describe('idempotency', () => {
     assert.equal(await countCustomers(co), 1);
   });
 
+  test('a repeat whose body lists its fields in another order than the schema replays too', async () => {
+    const co = await h.company();
+    // Validation rebuilds the body in the schema's key order; the fingerprint is of the body as sent.
+    const shuffled = { email: 'orden@example.com', last_name: 'Potent', first_name: 'Idem' };
+    const first = await co.req({ url: '/v1/customers', body: shuffled, idem: 'order-1' });
+    assert.equal(first.status, 200, first.raw);
+    const second = await co.req({ url: '/v1/customers', body: shuffled, idem: 'order-1' });
+    assert.equal(second.status, 200, second.raw);
+    assert.equal(second.raw, first.raw);
+    assert.equal(await countCustomers(co, 'orden@example.com'), 1);
+  });
+
   test('after the window the same key runs again', async () => {
     const co = await h.company();
     const first = await co.req({ url: '/v1/customers', body, idem: 'window-1' });

@@ -1,6 +1,8 @@
 import type { AppDeps } from '../platform/context.ts';
 import type { Executor } from '../platform/db/database.ts';
 import { INTENT_ID, PAYMENT_ID, type IntentRow, type PaymentRow } from '../modules/payments/queries.ts';
+import type { ChargeRow } from '../modules/charges/present.ts';
+import { CHARGE_ID } from '../modules/charges/queries.ts';
 import type { PaymentScope } from '../modules/payments/transition.ts';
 
 /**
@@ -25,6 +27,22 @@ export async function findPaymentForPayer(db: Executor, id: string): Promise<Pay
   if (!row) return null;
   const { company_name, ...payment } = row;
   return { payment: payment as PaymentRow, companyName: company_name };
+}
+
+/** A banklink or rtkey charge (the payer's bank or QR page), with its company's name. */
+export async function findChargeForPayer(db: Executor, id: string): Promise<{ charge: ChargeRow; companyName: string } | null> {
+  if (!CHARGE_ID.test(id)) return null;
+  const row = await db
+    .selectFrom('charges')
+    .innerJoin('companies', 'companies.id', 'charges.company_id')
+    .selectAll('charges')
+    .select('companies.name as company_name')
+    .where('charges.id', '=', id)
+    .where('charges.payment_method_type', 'in', ['banklink', 'rtkey'])
+    .executeTakeFirst();
+  if (!row) return null;
+  const { company_name, ...charge } = row;
+  return { charge: charge as ChargeRow, companyName: company_name };
 }
 
 export function scopeOf(payment: PaymentRow, deps: AppDeps): PaymentScope {

@@ -12,7 +12,9 @@ import { sendPage } from './html.ts';
 import { declinedSince, findByReference, findIntent, findPaymentForPayer, recentIntents, scopeOf, type PayerView } from './lookup.ts';
 import { emvcoPayload, qrSvg } from './qr.ts';
 import { applyScenario, checkCard, normalisePhone, parsePesosInput, TEST_CARDS, TEST_PHONES, type FieldErrors, type SandboxOutcome } from './sandbox.ts';
-import { attemptMinimum, bankPage, due, finalPage, isAbandonable, isExpired, messagePage, notFoundPage, payPage, portalPage, qrPage, type PayView } from './views.ts';
+import { attemptMinimum, bankPage, due, finalPage, isAbandonable, isExpired, messagePage, notFoundPage, payPage, portalPage, qrPage, testBanner, type PayView } from './views.ts';
+import { chargePages } from './charge-pages.ts';
+import { CHARGE_ID } from '../modules/charges/queries.ts';
 
 /**
  * The payer pages (docs/pages.md): the hosted payment page at `payment_link` (/pay/{id}), its
@@ -59,6 +61,7 @@ function pageErrors(scope: FastifyInstance): void {
 
 export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const tokens = new FormTokens(deps.config.pagesSecret);
+  const charges = chargePages(deps, tokens);
   const db = () => deps.database.db;
   const now = () => deps.clock.now();
 
@@ -262,6 +265,8 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
 
       scope.get('/:id', { schema: { hide: true } }, async (req, reply) => {
         const { id } = req.params as { id: string };
+        // A banklink or rtkey charge's url (docs/pages.md "Charges").
+        if (CHARGE_ID.test(id)) return charges.show(reply, id);
         const query = req.query as Record<string, unknown>;
         const found = await findPaymentForPayer(db(), id);
         if (!found) return sendPage(reply, 404, notFoundPage());
@@ -269,6 +274,13 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
         const flash = intentId ? await findIntent(db(), found.payment, intentId) : null;
         const amountInput = typeof query.monto === 'string' ? query.monto.slice(0, 40) : '';
         return showPayment(reply, found, 200, { flash, amountInput });
+      });
+
+      // The sandbox bank's or the QR's answer for a banklink or rtkey charge.
+      scope.post('/:id', { schema: { hide: true } }, async (req, reply) => {
+        const { id } = req.params as { id: string };
+        if (!CHARGE_ID.test(id)) return sendPage(reply, 404, notFoundPage());
+        return charges.act(req, reply, id);
       });
 
       scope.post('/:id/card', { schema: { hide: true } }, async (req, reply) => {
@@ -347,6 +359,8 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
         if (!isAbandonable(intent)) return reply.redirect(paymentUrl(found.payment, { intento: intent.id }), 303);
         const { payment, companyName } = found;
         const token = tokens.issue(payment.id, now());
+        const action = `/pay/${payment.id}/attempts/${intent.id}`;
+        const waiting = { companyName, title: payment.title, amount: intent.amount, currency: intent.currency, operation: intent.id, action, token, environment: payment.environment };
         if (intent.method === 'rtkey') {
           const expiresAt = qrExpiry(payment, intent);
           if (expiresAt.getTime() <= now().getTime()) {
@@ -356,11 +370,11 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
           }
           const payload = emvcoPayload({ key: intent.network_id ?? intent.id, merchant: companyName, amountMinor: intent.amount, currency: intent.currency, reference: intent.id });
           const svg = qrSvg(payload, `Código QR para pagar ${money(intent.amount, intent.currency)} a ${companyName}`);
-          return sendPage(reply, 200, qrPage({ payment, companyName, intent, token, payload, svg, expiresAt }));
+          return sendPage(reply, 200, qrPage({ ...waiting, banner: testBanner(payment), payload, svg, expiresAt, checkUrl: action, cancellable: true }));
         }
         const bankId = typeof (req.query as Body).banco === 'string' ? String((req.query as Body).banco) : '';
         const bank = bankId ? await findBank(db(), bankId) : undefined;
-        return sendPage(reply, 200, bankPage({ payment, companyName, intent, token, bankName: bank && bank.banklink ? bank.name : null }));
+        return sendPage(reply, 200, bankPage({ ...waiting, bankName: bank && bank.banklink ? bank.name : null, returnsTo: `Al terminar volverás a la página de pago de ${companyName}.` }));
       });
 
       scope.post('/:id/attempts/:intentId', { schema: { hide: true } }, async (req, reply) => {

@@ -60,7 +60,7 @@ function sentence(text: string): string {
   return text.endsWith('.') ? text : `${text}.`;
 }
 
-function testBanner(payment: PaymentRow, withData = true): Html | '' {
+export function testBanner(payment: PaymentRow, withData = true): Html | '' {
   if (payment.environment !== 'test') return '';
   const allows = payment.allows;
   if (!withData) return html`<div class="banner" role="note"><strong>Modo de prueba.</strong> No se mueve dinero real.</div>`;
@@ -424,37 +424,56 @@ ${p.amount_paid > 0n ? html`<p>Alcanzaste a pagar ${money(p.amount_paid, p.curre
   return page({ title: `${p.title} · ${v.companyName}`, company: v.companyName, body: html`${testBanner(p, false)}${body}` });
 }
 
+/**
+ * What the sandbox bank and QR pages show, for a payment's attempt or a banklink / rtkey charge
+ * (routes.ts builds it from either): who collects, what for, how much, the operation number, and
+ * where the form posts.
+ */
+export interface WaitingView {
+  companyName: string;
+  title: string;
+  amount: bigint;
+  currency: string;
+  /** The operation number shown to the payer (the attempt or the charge). */
+  operation: string;
+  /** Where the form posts (with the form token). */
+  action: string;
+  token: string;
+  environment: 'test' | 'live';
+}
+
 /** The sandbox bank (banklink): the payer approves or rejects the debit, then returns. */
-export function bankPage(v: { payment: PaymentRow; companyName: string; intent: IntentRow; token: string; bankName: string | null }): RenderedPage {
-  const { payment: p, intent: i } = v;
+export function bankPage(v: WaitingView & { bankName: string | null; returnsTo: string }): RenderedPage {
   const body = html`<div class="banner" role="note"><strong>Banco de pruebas.</strong> Esta página simula la de tu banco; no se mueve dinero real.</div>
 <section class="card bank" aria-labelledby="banco-h">
 <p class="muted small">${v.bankName ?? 'Banco de pruebas'} · Pagos en línea</p>
 <h1 id="banco-h">Autoriza el pago</h1>
 <dl class="facts">
 <div><dt>Comercio</dt><dd>${v.companyName}</dd></div>
-<div><dt>Concepto</dt><dd>${p.title}</dd></div>
-<div><dt>Valor</dt><dd>${money(i.amount, i.currency)}</dd></div>
-<div><dt>Número de operación</dt><dd>${i.id}</dd></div>
+<div><dt>Concepto</dt><dd>${v.title}</dd></div>
+<div><dt>Valor</dt><dd>${money(v.amount, v.currency)}</dd></div>
+<div><dt>Número de operación</dt><dd>${v.operation}</dd></div>
 </dl>
-<form method="post" action="/pay/${p.id}/attempts/${i.id}">
+<form method="post" action="${v.action}">
 <input type="hidden" name="token" value="${v.token}">
 <div class="actions two">
 <button type="submit" name="action" value="approve">Aprobar</button>
 <button type="submit" name="action" value="reject" class="danger">Rechazar</button>
 </div>
 </form>
-<p class="small muted">Al terminar volverás a la página de pago de ${v.companyName}.</p>
+<p class="small muted">${v.returnsTo}</p>
 </section>`;
-  return page({ title: `Banco de pruebas · ${p.title}`, body });
+  return page({ title: `Banco de pruebas · ${v.title}`, body });
 }
 
-/** The instant-key QR with its EMVCo payload and the sandbox's "Simular pago". */
-export function qrPage(v: { payment: PaymentRow; companyName: string; intent: IntentRow; token: string; payload: string; svg: string; expiresAt: Date }): RenderedPage {
-  const { payment: p, intent: i } = v;
-  const body = html`${testBanner(p)}
+/**
+ * The instant-key QR with its EMVCo payload and the sandbox's "Simular pago". `checkUrl`: the
+ * "Ya pagué" link; `cancellable`: a payment's attempt can be abandoned for another method.
+ */
+export function qrPage(v: WaitingView & { banner: Html | ''; payload: string; svg: string; expiresAt: Date; checkUrl: string; cancellable: boolean }): RenderedPage {
+  const body = html`${v.banner}
 <section class="card" aria-labelledby="qr-h">
-<h1 id="qr-h">Escanea para pagar ${money(i.amount, i.currency)}</h1>
+<h1 id="qr-h">Escanea para pagar ${money(v.amount, v.currency)}</h1>
 <p>Abre la app de tu banco o billetera, elige pagar con QR o llave y escanea este código.</p>
 ${raw(v.svg)}
 <p class="small">${sentence(`El código vence el ${when(v.expiresAt)}`)}</p>
@@ -462,16 +481,84 @@ ${raw(v.svg)}
 <label for="payload">Código para copiar (si no puedes escanear)</label>
 <textarea id="payload" class="payload" readonly rows="4">${v.payload}</textarea>
 </div>
-<form method="post" action="/pay/${p.id}/attempts/${i.id}">
+<form method="post" action="${v.action}">
 <input type="hidden" name="token" value="${v.token}">
 <div class="actions">
-${p.environment === 'test' ? html`<button type="submit" name="action" value="approve">Simular pago (pruebas)</button>` : ''}
-<a class="button secondary" href="/pay/${p.id}/attempts/${i.id}">Ya pagué: revisar el estado</a>
-<button type="submit" name="action" value="cancel" class="danger">Cancelar y elegir otro medio</button>
+${v.environment === 'test' ? html`<button type="submit" name="action" value="approve">Simular pago (pruebas)</button>` : ''}
+<a class="button secondary" href="${v.checkUrl}">Ya pagué: revisar el estado</a>
+${v.cancellable ? html`<button type="submit" name="action" value="cancel" class="danger">Cancelar y elegir otro medio</button>` : ''}
 </div>
 </form>
 </section>`;
-  return page({ title: `Pagar con QR · ${p.title}`, company: v.companyName, body });
+  return page({ title: `Pagar con QR · ${v.title}`, company: v.companyName, body });
+}
+
+/** The test banner of a QR charge (a payment's page lists its own methods' test data instead). */
+export function chargeTestBanner(environment: 'test' | 'live'): Html | '' {
+  if (environment !== 'test') return '';
+  return html`<div class="banner" role="note"><strong>Modo de prueba.</strong> No se mueve dinero real. El botón «Simular pago» hace de la app del banco.</div>`;
+}
+
+/**
+ * A banklink or rtkey charge that no longer waits for the payer: paid, failed (declined, expired,
+ * cancelled) or refunded, with a way back to the merchant when there is one.
+ */
+export function chargeFinalPage(v: {
+  companyName: string;
+  title: string;
+  amount: bigint;
+  currency: string;
+  operation: string;
+  status: 'paid' | 'failed' | 'refunded' | 'processing' | 'created';
+  remarks: string | null;
+  method: string;
+  paidAt: Date | null;
+  backUrl: string | null;
+  environment: 'test' | 'live';
+}): RenderedPage {
+  const facts = html`<dl class="facts">
+<div><dt>Concepto</dt><dd>${v.title}</dd></div>
+<div><dt>Valor</dt><dd>${money(v.amount, v.currency)}</dd></div>
+${v.paidAt ? html`<div><dt>Fecha</dt><dd>${when(v.paidAt)}</dd></div>` : ''}
+<div><dt>Medio de pago</dt><dd>${METHOD_NAMES[v.method] ?? v.method}</dd></div>
+<div><dt>Número de operación</dt><dd>${v.operation}</dd></div>
+</dl>`;
+  const back = v.backUrl ? html`<p><a class="button" href="${v.backUrl}">Volver al comercio</a></p>` : '';
+  let body: Html;
+  if (v.status === 'paid') {
+    body = html`<section class="card state ok" role="status" aria-labelledby="estado-h">${icons.ok}
+<h1 id="estado-h">Pago recibido</h1>
+<p>Tu pago a ${v.companyName} fue aprobado. ¡Gracias!</p>
+${facts}${back}
+</section>`;
+  } else if (v.status === 'refunded') {
+    body = html`<section class="card state" role="status" aria-labelledby="estado-h">${icons.ok}
+<h1 id="estado-h">Pago reembolsado</h1>
+<p>Este pago se recibió y luego ${v.companyName} devolvió el dinero.</p>
+${facts}${back}
+</section>`;
+  } else if (v.status === 'failed') {
+    const [heading, text] =
+      v.remarks === 'EXPIRED'
+        ? ['Este pago venció', `El plazo para pagar terminó sin que se completara el pago. Si todavía necesitas pagar, pide a ${v.companyName} un enlace nuevo.`]
+        : v.remarks === 'CANCELLED'
+          ? ['Este cobro fue cancelado', `${v.companyName} canceló este cobro. No tienes que pagar nada por este enlace.`]
+          : ['Tu pago no fue aprobado', `${declineText(v.remarks)} No se hizo ningún cobro.`];
+    body = html`<section class="card state error" role="alert" aria-labelledby="estado-h">${icons.error}
+<h1 id="estado-h">${heading}</h1>
+<p>${text}</p>
+${facts}${back}
+</section>`;
+  } else {
+    // Open, but not for the payer here (a live charge with no online rail yet).
+    body = html`<section class="card state" role="status" aria-labelledby="estado-h">${icons.clock}
+<h1 id="estado-h">Pago en línea no disponible todavía</h1>
+<p>El pago por este medio aún no está habilitado para cobros reales. Comunícate con ${v.companyName} para saber cómo pagar. No se hizo ningún cobro.</p>
+${facts}${back}
+</section>`;
+  }
+  const banner = v.environment === 'test' ? html`<div class="banner" role="note"><strong>Modo de prueba.</strong> No se mueve dinero real.</div>` : '';
+  return page({ title: `${v.title} · ${v.companyName}`, company: v.companyName, body: html`${banner}${body}` });
 }
 
 /** Spanish pages for errors: unknown payment (404), refused form (403), anything else. */

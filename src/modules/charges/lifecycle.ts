@@ -5,7 +5,7 @@ import type { ChargeStatus } from './tables.ts';
  * table, via applyChargeTransition (transition.ts), which also emits the event named here, in the
  * same transaction, exactly once. A (from, action) pair has at most one row.
  */
-export const CHARGE_ACTIONS = ['create', 'submit', 'approve', 'decline', 'cancel', 'refund'] as const;
+export const CHARGE_ACTIONS = ['create', 'submit', 'approve', 'decline', 'cancel', 'expire', 'refund'] as const;
 export type ChargeAction = (typeof CHARGE_ACTIONS)[number];
 
 export interface ChargeTransition {
@@ -26,6 +26,9 @@ export const CHARGE_TRANSITIONS: readonly ChargeTransition[] = [
   { from: ['processing'], action: 'decline', to: 'failed', event: 'charge.failed' },
   // POST /charges/{id}/cancel: a charge that is not settled yet fails with remarks CANCELLED.
   { from: ['created', 'processing'], action: 'cancel', to: 'failed', event: 'charge.failed' },
+  // A banklink, rtkey or walletb charge nobody completed in time (the charges.expire job, or the
+  // first request that finds it overdue): remarks EXPIRED.
+  { from: ['created', 'processing'], action: 'expire', to: 'failed', event: 'charge.failed' },
   // The refund the rail confirmed (requested by POST /charges/{id}/refund).
   { from: ['paid'], action: 'refund', to: 'refunded', event: 'charge.refunded' },
 ];
@@ -43,3 +46,7 @@ export const FINAL: readonly ChargeStatus[] = ['paid', 'failed', 'refunded'];
 
 /** remarks of a charge cancelled by the company. */
 export const CANCELLED_REMARKS = 'CANCELLED';
+/** remarks of a charge that expired open (banklink session, rtkey QR, walletb request). */
+export const EXPIRED_REMARKS = 'EXPIRED';
+/** remarks of a walletb request whose OTP was wrong (10136): it takes no other OTP. */
+export const OTP_INVALID_REMARKS = 'OTP_INVALID';

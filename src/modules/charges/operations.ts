@@ -68,7 +68,7 @@ export async function refundCharge(ctx: RequestContext, id: string, body: { amou
   }
   try {
     const saved = await saveRefundOutcome(ctx.deps, { companyId: ctx.companyId, environment: ctx.environment, notifyWorkers: ctx.notifyWorkers }, refundId, safetyJobId);
-    return toChargeResponse(saved);
+    return toChargeResponse(saved, ctx.deps.config.baseUrl);
   } catch (error) {
     ctx.deps.logger.error({ charge: charge.id, refund: refundId, err: (error as Error)?.message }, 'saving a refund outcome failed; the reconciler will settle it');
     throw new ApiError('charge_persistence_lost', { message: REFUND_NOT_CONFIRMED });
@@ -89,7 +89,7 @@ export async function cancelCharge(ctx: RequestContext, id: string): Promise<Cha
     const updated = await applyChargeTransition(trx, scope, charge.id, 'cancel', { remarks: CANCELLED_REMARKS });
     await ctx.deps.jobs.enqueue(trx, RECONCILE_JOB, jobPayload(updated, { void: true }));
     ctx.notifyWorkers();
-    return toChargeResponse(updated);
+    return toChargeResponse(updated, ctx.deps.config.baseUrl);
   });
 }
 
@@ -116,6 +116,6 @@ export async function resolveCharge(ctx: RequestContext, id: string, body: Resol
       body.action === 'approve'
         ? await applyChargeTransition(trx, scope, charge.id, 'approve', { resolved: true })
         : await applyChargeTransition(trx, scope, charge.id, 'decline', { resolved: true, remarks });
-    return toChargeResponse(updated);
+    return toChargeResponse(updated, ctx.deps.config.baseUrl);
   });
 }

@@ -1,13 +1,23 @@
 import type { Selectable } from 'kysely';
 import { fromBasisPoints, toPesos } from '../../platform/money.ts';
+import { qrPngDataUrl } from '../../rails/emvco.ts';
 import { iso } from '../../platform/scope.ts';
 import type { ChargeResponse } from './schemas.ts';
 import type { ChargesTable } from './tables.ts';
 
 export type ChargeRow = Selectable<ChargesTable>;
 
-/** Row → API object (and event `data`): the only place a charge's minor units become pesos. */
-export function toChargeResponse(row: ChargeRow): ChargeResponse {
+/** The payer's page of a banklink (the sandbox bank) or rtkey (the QR) charge. */
+export function chargePageUrl(baseUrl: string, id: string): string {
+  return `${baseUrl}/pay/${id}`;
+}
+
+/**
+ * Row → API object (and event `data`): the only place a charge's minor units become pesos.
+ * `baseUrl` (config PUBLIC_BASE_URL) builds the payer's `url` of banklink and rtkey charges.
+ */
+export function toChargeResponse(row: ChargeRow, baseUrl: string): ChargeResponse {
+  const payerPage = row.payment_method_type === 'banklink' || row.payment_method_type === 'rtkey';
   return {
     id: row.id,
     status: row.status,
@@ -35,6 +45,15 @@ export function toChargeResponse(row: ChargeRow): ChargeResponse {
     failed_at: row.failed_at ? iso(row.failed_at) : null,
     cancelled_at: row.cancelled_at ? iso(row.cancelled_at) : null,
     refunded_at: row.refunded_at ? iso(row.refunded_at) : null,
+    bank_id: row.bank_id,
+    redirect_url: row.redirect_url,
+    reference: row.reference,
+    url: payerPage ? chargePageUrl(baseUrl, row.id) : null,
+    qr: row.qr_payload ? { payload: row.qr_payload, image: qrPngDataUrl(row.qr_payload) } : null,
+    expires_at: row.expires_at ? iso(row.expires_at) : null,
+    phone: row.phone,
+    document_type: row.document_type,
+    document: row.document_number,
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
   };

@@ -8,6 +8,7 @@ import { listEnvelopeSchema } from '../../platform/lists/lists.ts';
 import { REJECTION_REASONS } from '../payments/schemas.ts';
 import { cancelCharge, refundCharge, resolveCharge } from './operations.ts';
 import { cancelChargeBody, CHARGE_TEST_SCENARIOS, chargeListQuery, chargeResponse, createChargeBody, idParams, refundChargeBody, resolveChargeBody } from './schemas.ts';
+import { collectRoutes } from './collect-routes.ts';
 import { createCharge, getCharge, listCharges } from './service.ts';
 import { registerChargeJobs } from './settle.ts';
 
@@ -81,6 +82,9 @@ export function chargeRoutes(app: FastifyInstance): void {
     },
     handler: async (req) => resolveCharge(req.ctx, req.params.id, req.body),
   });
+
+  // Banklink and rtkey charges, wallet request-to-pay.
+  collectRoutes(app);
 }
 
 export function registerChargeWorkers(deps: AppDeps): void {

@@ -55,8 +55,8 @@ export const chargeResponse = z.object({
   currency: z.enum(CURRENCIES),
   title: z.string(),
   customer_id: z.string(),
-  payment_method_type: z.enum(PAYMENT_METHOD_TYPES).describe('card or account (direct debit)'),
-  account_id: z.string().nullable(),
+  payment_method_type: z.enum(PAYMENT_METHOD_TYPES).describe('card, account (direct debit), banklink (bank-transfer link), rtkey (instant-key QR), walleta or walletb (wallet request-to-pay)'),
+  account_id: z.string().nullable().describe("account charges: the debited account; walletb: the customer's wallet account the request was matched to"),
   card_id: z.string().nullable(),
   external_id: z.string().nullable(),
   splits: z.array(z.object({ account_id: z.string().nullable(), wallet_id: z.string(), amount: money.nullable(), percentage: z.number().nullable() })),
@@ -70,6 +70,18 @@ export const chargeResponse = z.object({
   failed_at: z.string().nullable(),
   cancelled_at: z.string().nullable(),
   refunded_at: z.string().nullable(),
+  bank_id: z.string().nullable().describe("banklink: the payer's bank"),
+  redirect_url: z.string().nullable().describe('banklink: where the payer goes after the bank, with charge_id added to the query'),
+  reference: z.string().nullable().describe('banklink, rtkey: your reference, shown to the payer (rtkey: EMVCo tag 62)'),
+  url: z.string().nullable().describe('banklink: the bank page where the payer approves or declines; rtkey: a page with the QR'),
+  qr: z
+    .object({ payload: z.string().describe('EMVCo merchant-presented payload, CRC-16 in tag 63'), image: z.string().describe('the QR as a PNG data URL') })
+    .nullable()
+    .describe('rtkey: the QR to show the payer'),
+  expires_at: z.string().nullable().describe('banklink, rtkey, walletb: an open charge fails with remarks EXPIRED at this time'),
+  phone: z.string().nullable().describe("walleta, walletb: the payer's wallet phone"),
+  document_type: z.string().nullable().describe("walletb: the payer's document type"),
+  document: z.string().nullable().describe("walletb: the payer's document number"),
   created_at: z.string(),
   updated_at: z.string(),
 });

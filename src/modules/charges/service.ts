@@ -167,7 +167,7 @@ export async function createCharge(ctx: RequestContext, body: CreateChargeBody, 
   } catch (error) {
     // The outcome is unknown: never guessed. The charge stays created; the reconciler asks again.
     ctx.deps.logger.warn({ charge: charge.id, err: (error as Error)?.message }, 'charge rail call failed; the reconciler will settle it');
-    return toChargeResponse(charge);
+    return toChargeResponse(charge, ctx.deps.config.baseUrl);
   }
   if (charge.test_scenario === 'persistence_lost') {
     // The sandbox trigger: the rail answered, the final save "fails".
@@ -175,7 +175,7 @@ export async function createCharge(ctx: RequestContext, body: CreateChargeBody, 
   }
   try {
     const saved = await saveDebitOutcome(ctx.deps, { companyId: ctx.companyId, environment: ctx.environment, notifyWorkers: ctx.notifyWorkers }, charge.id, outcome, safetyJobId);
-    return toChargeResponse(saved);
+    return toChargeResponse(saved, ctx.deps.config.baseUrl);
   } catch (error) {
     ctx.deps.logger.error({ charge: charge.id, err: (error as Error)?.message }, 'saving a charge outcome failed; the reconciler will settle it');
     throw new ApiError('charge_persistence_lost');
@@ -183,7 +183,7 @@ export async function createCharge(ctx: RequestContext, body: CreateChargeBody, 
 }
 
 export async function getCharge(ctx: RequestContext, id: string): Promise<ChargeResponse> {
-  return toChargeResponse(await loadCharge(ctx, id));
+  return toChargeResponse(await loadCharge(ctx, id), ctx.deps.config.baseUrl);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -244,5 +244,5 @@ export async function listCharges(ctx: RequestContext, query: Record<string, unk
     const key = `filter[created_at][${op}]`;
     q = DATE_ONLY.test(value) ? q.where('created_at', RANGE_SQL[DATE_OP[op]], dateBound(op, key, value)) : q.where('created_at', RANGE_SQL[op], parseTimestampFilter(key, value));
   }
-  return paginate(q, list, { path, query, table: 'charges', map: toChargeResponse });
+  return paginate(q, list, { path, query, table: 'charges', map: (row) => toChargeResponse(row, ctx.deps.config.baseUrl) });
 }

@@ -5,6 +5,9 @@ import { FINAL } from './lifecycle.ts';
 import type { ChargeRow } from './present.ts';
 import { findCharge, lockCharge } from './queries.ts';
 import { chargeRail, type DebitOutcome, type DebitRequest } from './rail.ts';
+import { EXPIRE_JOB, reconcilePayerCharge, runExpire } from './collect.ts';
+import { collectRail } from './collect-rail.ts';
+import { isPayerMethod } from './tables.ts';
 import { applyChargeTransition, type ChargeScope } from './transition.ts';
 
 /**
@@ -111,7 +114,8 @@ export async function runReconcile(deps: AppDeps, payload: Record<string, unknow
   const charge = await findCharge(db, scope, String(payload.charge_id));
   if (!charge) return;
   if (payload.void === true) {
-    await rail.void(charge.id);
+    // A cancelled charge: the debit is voided, or the bank session, QR or wallet request withdrawn.
+    await (isPayerMethod(charge.payment_method_type) ? collectRail(deps, scope.environment).cancel(charge.id) : rail.void(charge.id));
     return;
   }
   if (typeof payload.refund_id === 'string') {
@@ -122,6 +126,8 @@ export async function runReconcile(deps: AppDeps, payload: Record<string, unknow
     return;
   }
   if (FINAL.includes(charge.status)) return;
+  // Banklink, rtkey and wallet charges wait for the payer: only their registration is reconciled.
+  if (isPayerMethod(charge.payment_method_type)) return reconcilePayerCharge(deps, charge);
   const request = await debitRequestFor(db, charge);
   const outcome = charge.status === 'created' ? await rail.debit(request) : await rail.status(request);
   await saveDebitOutcome(deps, scope, charge.id, outcome);
@@ -129,4 +135,5 @@ export async function runReconcile(deps: AppDeps, payload: Record<string, unknow
 
 export function registerChargeJobs(deps: AppDeps): void {
   deps.jobs.register(RECONCILE_JOB, (payload) => runReconcile(deps, payload));
+  deps.jobs.register(EXPIRE_JOB, (payload) => runExpire(deps, payload));
 }

@@ -11,9 +11,17 @@ type Money = ColumnType<bigint, bigint, bigint>;
 export const CHARGE_STATUSES = ['created', 'processing', 'paid', 'failed', 'refunded'] as const;
 export type ChargeStatus = (typeof CHARGE_STATUSES)[number];
 
-/** What a charge debits: a saved card or a registered account (direct debit). */
-export const PAYMENT_METHOD_TYPES = ['card', 'account'] as const;
+/**
+ * How a charge collects: it debits a saved card or a registered account (direct debit), or the
+ * payer acts on a rail: a bank-transfer link (banklink), an instant-key QR (rtkey), a wallet
+ * request-to-pay (walleta, walletb). docs/charges.md.
+ */
+export const PAYMENT_METHOD_TYPES = ['card', 'account', 'banklink', 'rtkey', 'walleta', 'walletb'] as const;
 export type PaymentMethodType = (typeof PAYMENT_METHOD_TYPES)[number];
+/** The methods where the payer acts (migrations/0009_charge_rails.sql). */
+export const PAYER_METHODS = ['banklink', 'rtkey', 'walleta', 'walletb'] as const satisfies readonly PaymentMethodType[];
+export type PayerMethod = (typeof PAYER_METHODS)[number];
+export const isPayerMethod = (m: PaymentMethodType): m is PayerMethod => (PAYER_METHODS as readonly string[]).includes(m);
 
 /** The charges module's tables (migrations/0008_charges.sql), merged into the shared DB type. */
 export interface ChargesTable {
@@ -43,6 +51,15 @@ export interface ChargesTable {
   refunded_at: Timestamp | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+  // Rails the payer acts on (migrations/0009_charge_rails.sql); null for card and account charges.
+  bank_id: string | null;
+  redirect_url: string | null;
+  reference: string | null;
+  phone: string | null;
+  document_type: string | null;
+  document_number: string | null;
+  qr_payload: string | null;
+  expires_at: Timestamp | null;
 }
 
 export interface ChargeRefundsTable {

@@ -5,10 +5,15 @@ import { bankId } from '../banks/catalogue.ts';
 import { settleSandboxEnrollment } from '../accounts/service.ts';
 import { createCard, createCustomer } from '../cards/test-support.ts';
 import { RECONCILE_JOB, runReconcile } from './settle.ts';
+import { EXPIRE_JOB, runExpire } from './collect.ts';
 
 /** Helpers shared by the charges tests (not a test file itself). */
 
 export const BANCOLOMBIA = bankId('1007');
+export const NEQUI = bankId('1507');
+export const DAVIPLATA = bankId('1551');
+/** A bank with banklink: false (docs/accounts.md). */
+export const COOPCENTRAL = bankId('1066');
 
 /** An account of the customer, ACTIVE (the sandbox enrollment settled) unless told otherwise. */
 export async function createAccount(h: Harness, co: Company, customerId: string, body: Record<string, unknown> = {}, opts: { activate?: boolean; env?: 'test' | 'live' } = {}) {
@@ -38,21 +43,21 @@ export function chargeBody(customerId: string, method: { card_id?: string; accou
  * Runs the due reconcile jobs of these charges (until none is due). On the shared PostgreSQL
  * database the queue holds other test files' jobs too: only this test's own jobs run here.
  */
-export async function runChargeJobs(h: Harness, chargeIds: string[]): Promise<number> {
+export async function runChargeJobs(h: Harness, chargeIds: string[], kind: typeof RECONCILE_JOB | typeof EXPIRE_JOB = RECONCILE_JOB): Promise<number> {
   const db = h.runtime.deps.database.db;
   let ran = 0;
   for (;;) {
     const jobs = await db
       .selectFrom('jobs')
       .select(['id', 'payload'])
-      .where('kind', '=', RECONCILE_JOB)
+      .where('kind', '=', kind)
       .where(sql<string>`payload->>'charge_id'`, 'in', chargeIds)
       .where('run_at', '<=', h.clock.now())
       .orderBy('run_at')
       .execute();
     if (jobs.length === 0) return ran;
     for (const job of jobs) {
-      await runReconcile(h.runtime.deps, job.payload);
+      await (kind === EXPIRE_JOB ? runExpire : runReconcile)(h.runtime.deps, job.payload);
       await db.deleteFrom('jobs').where('id', '=', job.id).execute();
       ran++;
     }
@@ -76,4 +81,39 @@ export async function balance(co: Company, currency = 'COP', env: 'test' | 'live
   const res = await co.req({ url: '/v1/balances', env });
   assert.equal(res.status, 200, res.raw);
   return res.body.data.find((b: { currency: string }) => b.currency === currency) ?? { available: 0, pending: 0 };
+}
+
+/** The due expire jobs of these charges (banklink, rtkey, walletb). */
+export function runExpireJobs(h: Harness, chargeIds: string[]): Promise<number> {
+  return runChargeJobs(h, chargeIds, EXPIRE_JOB);
+}
+
+/** A customer with a document on file (walletb matches it). */
+export async function customerWithDocument(co: Company, document = '1020304050', documentType = 'CC', env: 'test' | 'live' = 'test'): Promise<string> {
+  const res = await co.req({ url: '/v1/customers', env, body: { first_name: 'Ana', last_name: 'Gómez', email: 'ana@example.com', document_type: documentType, document_number: document } });
+  assert.equal(res.status, 200, res.raw);
+  return res.body.id;
+}
+
+/**
+ * A wallet account (ELECTRONIC_DEPOSIT at Nequi or Daviplata, connection_type CONFIRMATION) of the
+ * customer with that phone's number, ACTIVE after the holder's confirmation (OTP 123456) unless
+ * told otherwise.
+ */
+export async function walletAccount(co: Company, customerId: string, national: string, bank = NEQUI, opts: { validate?: boolean; env?: 'test' | 'live' } = {}): Promise<string> {
+  const env = opts.env ?? 'test';
+  const res = await co.req({ url: '/v1/accounts', env, body: { subtype: 'ELECTRONIC_DEPOSIT', bank_id: bank, account_number: national, authorization: true, customer_id: customerId } });
+  assert.equal(res.status, 200, res.raw);
+  if (opts.validate !== false) {
+    const ok = await co.req({ url: `/v1/accounts/${res.body.id}/validate`, env, body: { otp: '123456' } });
+    assert.equal(ok.status, 200, ok.raw);
+    assert.equal(ok.body.status, 'ACTIVE');
+  }
+  return res.body.id;
+}
+
+export const redirectUrl = 'https://tienda.example.com/gracias?pedido=77';
+
+export function banklinkBody(customerId: string, extra: Record<string, unknown> = {}) {
+  return { amount: 125000, bank_id: BANCOLOMBIA, customer_id: customerId, redirect_url: redirectUrl, external_id: 'pedido-77', reference: 'FAC-2025-0077', ...extra };
 }

@@ -83,7 +83,7 @@ export async function applyChargeTransition(
   if (!updated) throw new ChargeTransitionNotAllowed(row.status, action);
   if (t.to === 'paid') await settleIntent(trx, scope, updated, { status: 'approved', paid_at: now, remarks: null }, now);
   else if (t.to === 'failed') await settleIntent(trx, scope, updated, { status: 'declined', paid_at: null, remarks: updated.remarks }, now);
-  await emitEvent({ ...scope, db: trx }, t.event, toChargeResponse(updated), now);
+  await emitEvent({ ...scope, db: trx }, t.event, toChargeResponse(updated, scope.deps.config.baseUrl), now);
   if (t.to === 'paid') await postChargeCollection(trx, scope, updated);
   return updated;
 }
@@ -142,6 +142,6 @@ export async function insertCharge(
       paid_at: null,
     })
     .execute();
-  await emitEvent({ ...scope, db: trx }, t.event, toChargeResponse(row), row.created_at);
+  await emitEvent({ ...scope, db: trx }, t.event, toChargeResponse(row, scope.deps.config.baseUrl), row.created_at);
   return row;
 }

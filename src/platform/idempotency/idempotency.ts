@@ -26,15 +26,22 @@ export function requireIdempotencyKey(req: FastifyRequest): string {
 /**
  * The request's fingerprint. A route whose body carries card data (`config.sensitiveBody`) gets a
  * keyed hash (HMAC with the card-data secret): a plain hash of a card number could be brute-forced
- * from the stored fingerprint.
+ * from the stored fingerprint. Computed once per request, first on the body as the client sent it
+ * (the in-memory replay runs before validation): schema validation rebuilds the body in the
+ * schema's key order, and a fingerprint taken after it would not match the one taken before.
  */
+const fingerprints = new WeakMap<FastifyRequest, string>();
 function fingerprint(req: FastifyRequest): string {
+  const known = fingerprints.get(req);
+  if (known) return known;
   const path = req.url.split('?')[0];
   const secret = req.routeOptions.config?.sensitiveBody ? req.ctx?.deps.config.cardDataSecret : undefined;
-  return (secret ? createHmac('sha256', secret) : createHash('sha256'))
+  const print = (secret ? createHmac('sha256', secret) : createHash('sha256'))
     .update(`${req.method} ${path}\n`)
     .update(JSON.stringify(req.body ?? {}))
     .digest('hex');
+  fingerprints.set(req, print);
+  return print;
 }
 
 /**
@@ -49,10 +56,12 @@ export async function replayFromMemory(
   key: string,
   now: Date = new Date(),
 ): Promise<boolean> {
+  // Taken here, on the body as sent, for this request's whole life (see fingerprint).
+  const print = fingerprint(req);
   const cached = recentResponses.get(cacheKey(scope, key));
   if (!cached) return false;
   if (cached.completedAt < now.getTime() - IDEMPOTENCY_WINDOW_MS) return false;
-  await replay(reply, cached, fingerprint(req));
+  await replay(reply, cached, print);
   return true;
 }
 

@@ -1,0 +1,272 @@
+import { sql, type Insertable, type Transaction } from 'kysely';
+import type { AppDeps, RequestContext } from '../../platform/context.ts';
+import { inTransaction } from '../../platform/db/database.ts';
+import type { DB } from '../../platform/db/schema.ts';
+import { ApiError, type FieldErrors } from '../../platform/errors/api-error.ts';
+import { prefixedId } from '../../platform/ids.ts';
+import { formatPesos, parseMinor } from '../../platform/money.ts';
+import { normalizeMetadata, type MetadataInput } from '../../platform/validation.ts';
+import { maxTransactionCop } from '../payments/queries.ts';
+import { collectRail, type CollectRail, type PayerOutcome } from './collect-rail.ts';
+import { EXPIRED_REMARKS, FINAL } from './lifecycle.ts';
+import { toChargeResponse, type ChargeRow } from './present.ts';
+import { findCharge, lockCharge } from './queries.ts';
+import type { ChargeResponse } from './schemas.ts';
+import { jobPayload, RECONCILE_JOB } from './settle.ts';
+import type { ChargesTable, PayerMethod } from './tables.ts';
+import { applyChargeTransition, insertCharge, type ChargeScope } from './transition.ts';
+
+/**
+ * What banklink, rtkey and wallet request-to-pay charges share (docs/charges.md): the amount rules,
+ * recording a charge before its rail is called, saving what the rail registered, the payer's (or
+ * the wallet's) answer, expiry, and the reconciler's part. Every status change goes through the
+ * one transition table (transition.ts), with its events and, on paid, the ledger collection.
+ */
+
+export const EXPIRE_JOB = 'charges.expire';
+
+/** Pesos → minor units with a minimum (pesos) and the company's maximum per transaction (COP). */
+export async function collectAmount(ctx: RequestContext, value: unknown, minimumPesos: number, add: (field: string, message: string) => void): Promise<bigint | null> {
+  const amount = parseMinor(value);
+  if (amount === null) {
+    add('amount', 'must be an amount in pesos with at most 2 decimals');
+    return null;
+  }
+  const minimum = BigInt(minimumPesos) * 100n;
+  if (amount < minimum) {
+    add('amount', `must be at least ${formatPesos(minimum, 'COP')}`);
+    return null;
+  }
+  const maximum = (await maxTransactionCop(ctx.db, ctx.companyId)) * 100n;
+  if (amount > maximum) {
+    add('amount', `exceeds the maximum per transaction of ${formatPesos(maximum, 'COP')}`);
+    return null;
+  }
+  return amount;
+}
+
+export function collectMetadata(input: unknown, add: (field: string, message: string) => void): Record<string, string> | null {
+  try {
+    return normalizeMetadata(input as MetadataInput | null | undefined) ?? null;
+  } catch {
+    add('metadata', 'at most 50 keys');
+    return null;
+  }
+}
+
+export function fieldErrors(): { errors: FieldErrors; add: (field: string, message: string) => void } {
+  const errors: FieldErrors = {};
+  return { errors, add: (field, message) => void (errors[field] ??= []).push(message) };
+}
+
+/**
+ * A transaction-scoped advisory lock on `key`: concurrent requests with the same key (the banklink
+ * duplicate window, an open walleta external_id, a walletb wallet account) run their check and
+ * insert one after the other, on both engines. Released when the transaction ends.
+ */
+export async function lockKey(trx: Transaction<DB>, key: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(trx);
+}
+
+export type NewPayerCharge = Pick<Insertable<ChargesTable>, 'title' | 'amount' | 'customer_id' | 'external_id' | 'metadata'> &
+  Partial<Pick<Insertable<ChargesTable>, 'account_id' | 'bank_id' | 'redirect_url' | 'reference' | 'phone' | 'document_type' | 'document_number' | 'test_scenario'>> & {
+    method: PayerMethod;
+    /** How long the charge stays open: `expires_at` is its creation time plus this. */
+    lifetimeMs?: number;
+  };
+
+/** The full row of a new payer charge (COP, no splits): the `create` row of the table inserts it. */
+export function payerChargeValues(v: NewPayerCharge, now: Date, idempotencyKey: string | null, id = prefixedId('ch', now.getTime())): Omit<Insertable<ChargesTable>, 'status' | 'company_id' | 'environment'> {
+  return {
+    id,
+    intent_id: prefixedId('pi', now.getTime()),
+    title: v.title,
+    currency: 'COP',
+    amount: v.amount,
+    customer_id: v.customer_id,
+    payment_method_type: v.method,
+    account_id: v.account_id ?? null,
+    card_id: null,
+    external_id: v.external_id ?? null,
+    idempotency_key: idempotencyKey,
+    splits: '[]',
+    metadata: v.metadata ?? null,
+    test_scenario: v.test_scenario ?? null,
+    remarks: null,
+    network_id: null,
+    bank_id: v.bank_id ?? null,
+    redirect_url: v.redirect_url ?? null,
+    reference: v.reference ?? null,
+    phone: v.phone ?? null,
+    document_type: v.document_type ?? null,
+    document_number: v.document_number ?? null,
+    qr_payload: null,
+    expires_at: v.lifetimeMs !== undefined ? new Date(now.getTime() + v.lifetimeMs) : null,
+    paid_at: null,
+    failed_at: null,
+    cancelled_at: null,
+    refunded_at: null,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
+/** What a rail answered when the charge was registered with it. */
+export interface Registration {
+  networkId: string;
+  qrPayload?: string;
+}
+
+/** Registers a recorded charge with its rail (again: the same answer). */
+export async function registerWithRail(deps: AppDeps, rail: CollectRail, charge: ChargeRow): Promise<Registration> {
+  switch (charge.payment_method_type) {
+    case 'banklink':
+      return rail.openBanklink({ reference: charge.id, amount: charge.amount, currency: charge.currency, bankId: charge.bank_id!, redirectUrl: charge.redirect_url!, expiresAt: new Date(charge.expires_at!) });
+    case 'walleta':
+    case 'walletb':
+      return rail.requestToPay({ reference: charge.id, method: charge.payment_method_type, amount: charge.amount, phone: charge.phone! });
+    case 'rtkey': {
+      const company = await deps.database.db.selectFrom('companies').select('name').where('id', '=', charge.company_id).executeTakeFirstOrThrow();
+      const registered = await rail.registerQr({
+        reference: charge.id,
+        amount: charge.amount,
+        currency: charge.currency,
+        merchant: company.name,
+        label: qrLabel(charge),
+        expiresAt: new Date(charge.expires_at!),
+        test_scenario: charge.test_scenario,
+      });
+      return { networkId: registered.networkId, qrPayload: registered.payload };
+    }
+    default:
+      throw new Error(`${charge.payment_method_type} is not a payer rail`);
+  }
+}
+
+/** EMVCo tag 62 reference label: the company's reference, else the charge id without its prefix (25 characters). */
+export function qrLabel(charge: { id: string; reference: string | null }): string {
+  return charge.reference ?? charge.id.slice(3, 28);
+}
+
+/**
+ * The create flow of banklink and wallet charges (as POST /charges, docs/charges.md "90005 never
+ * loses a charge"):
+ * 1. in the request's transaction: `guard` (the advisory lock and the duplicate or open-request
+ *    check), the charge (`created`, charge.created, its intent), a reconcile job (the safety net)
+ *    and, when it expires, its expire job;
+ * 2. commitEarly: that commits with the idempotency claim (the lock is released, the charge visible);
+ * 3. the rail, outside any transaction (a failure leaves the charge `created` for the reconciler);
+ * 4. the registration saved in a transaction of its own: `submit` → processing (charge.processing);
+ *    if that save fails the answer is 503 90005 and the reconciler finishes it.
+ */
+export async function createPayerCharge(
+  ctx: RequestContext,
+  values: NewPayerCharge,
+  idempotencyKey: string | null,
+  guard: (trx: Transaction<DB>) => Promise<void>,
+): Promise<ChargeResponse> {
+  const now = ctx.deps.clock.now();
+  const { charge, safetyJobId } = await inTransaction(ctx.db, async (trx) => {
+    await guard(trx);
+    const charge = await insertCharge(trx, ctx, payerChargeValues(values, now, idempotencyKey));
+    const runAt = new Date(now.getTime() + ctx.deps.config.chargeReconcileDelayMs);
+    const safetyJobId = await ctx.deps.jobs.enqueue(trx, RECONCILE_JOB, jobPayload(charge, {}), runAt);
+    if (charge.expires_at) await ctx.deps.jobs.enqueue(trx, EXPIRE_JOB, jobPayload(charge, {}), new Date(charge.expires_at));
+    return { charge, safetyJobId };
+  });
+  await ctx.commitEarly();
+
+  let registration: Registration;
+  try {
+    registration = await registerWithRail(ctx.deps, collectRail(ctx.deps, ctx.environment), charge);
+  } catch (error) {
+    ctx.deps.logger.warn({ charge: charge.id, err: (error as Error)?.message }, 'payer rail call failed; the reconciler will register the charge');
+    return toChargeResponse(charge, ctx.deps.config.baseUrl);
+  }
+  try {
+    const saved = await saveRegistration(ctx.deps, scopeOfContext(ctx), charge.id, registration, safetyJobId);
+    return toChargeResponse(saved, ctx.deps.config.baseUrl);
+  } catch (error) {
+    ctx.deps.logger.error({ charge: charge.id, err: (error as Error)?.message }, 'saving a payer rail registration failed; the reconciler will save it');
+    throw new ApiError('charge_persistence_lost');
+  }
+}
+
+export const scopeOfContext = (ctx: RequestContext): Omit<ChargeScope, 'db' | 'deps'> => ({ companyId: ctx.companyId, environment: ctx.environment, notifyWorkers: ctx.notifyWorkers });
+export const scopeOfCharge = (charge: { company_id: string; environment: 'test' | 'live' }): Omit<ChargeScope, 'db' | 'deps'> => ({ companyId: charge.company_id, environment: charge.environment });
+
+/**
+ * Saves a registration in its own transaction: a `created` charge is submitted (processing,
+ * charge.processing) with the rail's reference (and the QR payload). A charge that changed
+ * meanwhile (cancelled, expired) is left as it is. `doneJobId`: the create request's safety job.
+ */
+export async function saveRegistration(deps: AppDeps, scope: Omit<ChargeScope, 'db' | 'deps'>, chargeId: string, registration: Registration, doneJobId?: string): Promise<ChargeRow> {
+  return deps.database.db.transaction().execute(async (trx) => {
+    const s: ChargeScope = { ...scope, db: trx, deps };
+    const row = await lockCharge(trx, s, chargeId);
+    if (!row) throw new ApiError('record_not_found');
+    if (doneJobId) await trx.deleteFrom('jobs').where('id', '=', doneJobId).execute();
+    if (row.status !== 'created') return row;
+    return applyChargeTransition(trx, s, chargeId, 'submit', { network_id: registration.networkId, qr_payload: registration.qrPayload ?? null }, row);
+  });
+}
+
+export type SettleOutcome = PayerOutcome | { status: 'expired' };
+
+/**
+ * The payer's (or the wallet's) answer, saved in its own transaction under the row lock: an open
+ * charge past its `expires_at` expires whatever the answer (remarks EXPIRED); otherwise a `created`
+ * charge is submitted first, then approved (paid: ledger collection, charge.paid) or declined
+ * (failed with the remarks, charge.failed). `applied` is false when the charge was already
+ * settled (by another answer, cancel, resolve or the expire job): it is returned as it is.
+ */
+export async function settlePayerCharge(deps: AppDeps, scope: Omit<ChargeScope, 'db' | 'deps'>, chargeId: string, outcome: SettleOutcome): Promise<{ row: ChargeRow; applied: boolean; expired: boolean }> {
+  return deps.database.db.transaction().execute(async (trx) => {
+    const s: ChargeScope = { ...scope, db: trx, deps };
+    let row = await lockCharge(trx, s, chargeId);
+    if (!row) throw new ApiError('record_not_found');
+    if (FINAL.includes(row.status)) return { row, applied: false, expired: false };
+    const now = deps.clock.now();
+    if (outcome.status === 'expired' || (row.expires_at && new Date(row.expires_at).getTime() <= now.getTime())) {
+      row = await applyChargeTransition(trx, s, chargeId, 'expire', { remarks: EXPIRED_REMARKS }, row);
+      return { row, applied: true, expired: true };
+    }
+    if (row.status === 'created') row = await applyChargeTransition(trx, s, chargeId, 'submit', { network_id: row.network_id ?? `sbx_${row.payment_method_type}_${row.id}` }, row);
+    if (outcome.status === 'approved') row = await applyChargeTransition(trx, s, chargeId, 'approve', {}, row);
+    else row = await applyChargeTransition(trx, s, chargeId, 'decline', { remarks: outcome.remarks }, row);
+    return { row, applied: true, expired: false };
+  });
+}
+
+/** Is the charge open but past its expiry (the job has not run yet)? */
+export function isOverdue(charge: ChargeRow, now: Date): boolean {
+  return !FINAL.includes(charge.status) && charge.expires_at !== null && new Date(charge.expires_at).getTime() <= now.getTime();
+}
+
+/**
+ * The expire job (at `expires_at`): an open banklink, rtkey or walletb charge fails with remarks
+ * EXPIRED (charge.failed), and the rail withdraws the session, QR or request. Idempotent.
+ */
+export async function runExpire(deps: AppDeps, payload: Record<string, unknown>): Promise<void> {
+  const scope = { companyId: String(payload.company_id), environment: payload.environment === 'live' ? ('live' as const) : ('test' as const) };
+  const charge = await findCharge(deps.database.db, scope, String(payload.charge_id));
+  if (!charge || FINAL.includes(charge.status) || !charge.expires_at) return;
+  if (new Date(charge.expires_at).getTime() > deps.clock.now().getTime()) {
+    // Not due yet (a clock behind the job's): look again then.
+    await deps.jobs.enqueue(deps.database.db, EXPIRE_JOB, payload, new Date(charge.expires_at));
+    return;
+  }
+  const { applied } = await settlePayerCharge(deps, scope, charge.id, { status: 'expired' });
+  if (applied) await collectRail(deps, scope.environment).cancel(charge.id);
+}
+
+/**
+ * The reconciler's part for payer charges: one still `created` (the request never saved its
+ * registration) is registered again (idempotent by the charge id) and submitted. A processing
+ * one waits for the payer, the confirm or the expire job: nothing is guessed.
+ */
+export async function reconcilePayerCharge(deps: AppDeps, charge: ChargeRow): Promise<void> {
+  if (charge.status !== 'created') return;
+  const registration = await registerWithRail(deps, collectRail(deps, charge.environment), charge);
+  await saveRegistration(deps, scopeOfCharge(charge), charge.id, registration);
+}

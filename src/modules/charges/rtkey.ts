@@ -1,0 +1,89 @@
+import type { RequestContext } from '../../platform/context.ts';
+import { ApiError, validationError } from '../../platform/errors/api-error.ts';
+import { prefixedId } from '../../platform/ids.ts';
+import { customerExists } from '../accounts/queries.ts';
+import { collectAmount, collectMetadata, EXPIRE_JOB, fieldErrors, payerChargeValues, qrLabel, scopeOfContext } from './collect.ts';
+import { collectRail, QR_FAILURE_SCENARIO, QrRegistrationFailed } from './collect-rail.ts';
+import { RTKEY_EXPIRES_IN, RTKEY_MINIMUM_PESOS, type RtkeyBody } from './collect-schemas.ts';
+import { toChargeResponse } from './present.ts';
+import type { ChargeResponse } from './schemas.ts';
+import { jobPayload } from './settle.ts';
+import { applyChargeTransition, insertCharge, type ChargeScope } from './transition.ts';
+
+export const RTKEY_TEST_SCENARIOS = [QR_FAILURE_SCENARIO] as const;
+
+/**
+ * POST /charges/rtkey (docs/charges.md "Instant key"). Unlike the other rails, the QR is registered
+ * with the instant-payment scheme before the charge exists, because a refused registration must
+ * leave no charge (400 90100): the request commits its idempotency claim alone (commitEarly), the
+ * scheme is called outside any transaction, and only a registered QR becomes a charge, created and
+ * submitted in one transaction (charge.created, charge.processing) with its expire job. The answer
+ * carries `qr: {payload, image}` and `url`, a page with the QR (the sandbox's "Simular pago").
+ */
+export async function createRtkeyCharge(ctx: RequestContext, body: RtkeyBody, idempotencyKey: string | null): Promise<ChargeResponse> {
+  const { errors, add } = fieldErrors();
+  const amount = await collectAmount(ctx, body.amount, RTKEY_MINIMUM_PESOS, add);
+  const customerId = body.customer_id.toLowerCase();
+  if (!(await customerExists(ctx.db, ctx, customerId))) add('customer_id', 'no such customer in this environment');
+  const scenario = body.test_scenario ?? null;
+  if (scenario !== null) {
+    if (!ctx.isTest) add('test_scenario', 'is only accepted with a test key');
+    else if (!(RTKEY_TEST_SCENARIOS as readonly string[]).includes(scenario)) add('test_scenario', `must be one of ${RTKEY_TEST_SCENARIOS.join(', ')}`);
+  }
+  const metadata = collectMetadata(body.metadata, add);
+  if (Object.keys(errors).length) throw validationError(errors);
+
+  const now = ctx.deps.clock.now();
+  const values = payerChargeValues(
+    {
+      method: 'rtkey',
+      title: body.title ?? 'Pago con código QR',
+      amount: amount!,
+      customer_id: customerId,
+      external_id: body.external_id ?? null,
+      metadata: metadata ? JSON.stringify(metadata) : null,
+      reference: body.reference ?? null,
+      lifetimeMs: (body.expires_in ?? RTKEY_EXPIRES_IN.default) * 60_000,
+      test_scenario: scenario,
+    },
+    now,
+    idempotencyKey,
+    prefixedId('ch', now.getTime()),
+  );
+  const company = await ctx.db.selectFrom('companies').select('name').where('id', '=', ctx.companyId).executeTakeFirstOrThrow();
+  // Nothing is written yet: this commits the idempotency claim alone, so the scheme is not called
+  // inside the request's transaction.
+  await ctx.commitEarly();
+
+  let registered: { networkId: string; payload: string };
+  try {
+    registered = await collectRail(ctx.deps, ctx.environment).registerQr({
+      reference: values.id,
+      amount: amount!,
+      currency: 'COP',
+      merchant: company.name,
+      label: qrLabel({ id: values.id, reference: values.reference ?? null }),
+      expiresAt: new Date(values.expires_at!),
+      test_scenario: scenario,
+    });
+  } catch (error) {
+    if (!(error instanceof QrRegistrationFailed)) ctx.deps.logger.warn({ charge: values.id, err: (error as Error)?.message }, 'rtkey registration failed');
+    throw new ApiError('qr_generation_failed', { message: `${(error as Error)?.message ?? 'The QR registration failed.'} No charge was created.` });
+  }
+
+  try {
+    const saved = await ctx.deps.database.db.transaction().execute(async (trx) => {
+      const scope: ChargeScope = { ...scopeOfContext(ctx), db: trx, deps: ctx.deps };
+      const created = await insertCharge(trx, scope, values);
+      const processing = await applyChargeTransition(trx, scope, created.id, 'submit', { network_id: registered.networkId, qr_payload: registered.payload }, created);
+      await ctx.deps.jobs.enqueue(trx, EXPIRE_JOB, jobPayload(processing, {}), new Date(processing.expires_at!));
+      return processing;
+    });
+    return toChargeResponse(saved, ctx.deps.config.baseUrl);
+  } catch (error) {
+    // The QR is registered but no charge holds it: it expires unpaid at the scheme. Nothing was
+    // recorded, so a retry (new x-idempotency value) is safe.
+    ctx.deps.logger.error({ charge: values.id, err: (error as Error)?.message }, 'saving an rtkey charge failed after its registration');
+    throw new ApiError('service_unavailable', { message: 'The QR was registered but the charge could not be saved; nothing was charged. Retry with a new x-idempotency value.' });
+  }
+}
