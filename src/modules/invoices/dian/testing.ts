@@ -101,7 +101,7 @@ export function makeInvoice(n: number, random: () => number, issuer: FiscalIssue
   const lines: FiscalLine[] = [];
   for (let i = 0; i < lineCount; i++) {
     const [code, rate] = (opts.taxes ?? TAXES)[Math.floor(random() * (opts.taxes ?? TAXES).length)];
-    const qty = random() < 0.2 ? Math.round(random() * 1000) / 100 + 0.25 : 1 + Math.floor(random() * 12);
+    const qty = random() < 0.2 ? Math.round(random() * 1000 + 25) / 100 : 1 + Math.floor(random() * 12);
     const unit = BigInt(100 + Math.floor(random() * 250_000_00));
     const behavior = opts.taxBehavior ?? (random() < 0.5 ? 'exclusive' : 'inclusive');
     lines.push(makeLine(`${WORDS[Math.floor(random() * WORDS.length)]} #${i + 1}`, qty, unit, code, rate, behavior));

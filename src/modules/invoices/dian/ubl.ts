@@ -76,8 +76,9 @@ export function percent(bp: number): string {
 
 export function quantityText(q: number): string {
   if (!Number.isFinite(q) || q <= 0) throw new DocumentBuildError(`bad quantity ${q}`);
-  const s = String(q);
-  if (/e/i.test(s)) throw new DocumentBuildError(`bad quantity ${q}`);
+  // At most six decimals (float noise such as 2.0700000000000003 is not a quantity).
+  const s = String(Number(q.toFixed(6)));
+  if (/e/i.test(s) || s === '0') throw new DocumentBuildError(`bad quantity ${q}`);
   return s.includes('.') ? s : `${s}.00`;
 }
 
