@@ -1,3 +1,8 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import nodePath from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { FiscalDocument, FiscalIssuer, FiscalLine, FiscalReceiver, SigningCertificate, TaxCode } from '../ports.ts';
 import { nitCheckDigit } from '../../customers/validate.ts';
 import { generateTestCertificate } from './certificate.ts';
@@ -194,4 +199,51 @@ export function makeCorpus(size = 60, seed = 7, certificate: SigningCertificate 
     out.push({ document: d, label: `credit note ${d.number} (${full ? 'full' : 'partial'}) of ${inv.number}` });
   }
   return out;
+}
+
+// ---- external checkers for the tests (xmllint, xmlsec1), run in batches ----
+
+
+/** `../shared/data/ubl21-dian-xsd` relative to the repository (present in CI; tests skip without it). */
+export const XSD_DIR = nodePath.resolve(nodePath.dirname(fileURLToPath(import.meta.url)), '../../../../../shared/data/ubl21-dian-xsd');
+export const XSD = {
+  Invoice: nodePath.join(XSD_DIR, 'maindoc/DIAN-Invoice-2.1.xsd'),
+  CreditNote: nodePath.join(XSD_DIR, 'maindoc/DIAN-CreditNote-2.1.xsd'),
+  AttachedDocument: nodePath.join(XSD_DIR, 'maindoc/UBL-AttachedDocument-2.1.xsd'),
+  ApplicationResponse: nodePath.join(XSD_DIR, 'maindoc/UBL-ApplicationResponse-2.1.xsd'),
+};
+
+export function hasTool(name: string): boolean {
+  return spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).status === 0;
+}
+
+export function skipSchemaReason(): string | false {
+  if (!fs.existsSync(XSD.Invoice)) return `UBL 2.1 + DIAN XSDs not found at ${XSD_DIR} (../shared/data/ubl21-dian-xsd): schema validation skipped`;
+  if (!hasTool('xmllint')) return 'xmllint not installed (apt-get install libxml2-utils): schema validation skipped';
+  return false;
+}
+
+export function skipXmlsecReason(): string | false {
+  return hasTool('xmlsec1') ? false : 'xmlsec1 not installed (apt-get install xmlsec1): independent signature check skipped';
+}
+
+export function tempDir(label: string): string {
+  return fs.mkdtempSync(nodePath.join(os.tmpdir(), `recaudo-dian-${label}-`));
+}
+
+/** Validates files against one schema in a single xmllint run; returns the error output per failing file. */
+export function xmllintBatch(schema: string, files: string[]): { ok: boolean; output: string } {
+  const r = spawnSync('xmllint', ['--noout', '--nonet', '--schema', schema, ...files], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  // libxml2 cannot hold xs:integer over 24 digits: our serials are 64-bit, so no exception is needed.
+  return { ok: r.status === 0, output: (r.stderr ?? '') + (r.stdout ?? '') };
+}
+
+/** Verifies signatures with xmlsec1 in one run (it stops at the first failure). */
+export function xmlsecBatch(certPem: string, files: string[]): { ok: boolean; verified: number; output: string } {
+  const dir = tempDir('cert');
+  const pem = nodePath.join(dir, 'cert.pem');
+  fs.writeFileSync(pem, certPem);
+  const r = spawnSync('xmlsec1', ['--verify', '--trusted-pem', pem, ...files], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  const output = (r.stderr ?? '') + (r.stdout ?? '');
+  return { ok: r.status === 0, verified: (output.match(/^OK$/gm) ?? []).length, output };
 }
