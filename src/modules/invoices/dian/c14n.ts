@@ -54,7 +54,14 @@ export interface XmlDocument {
 export class XmlError extends Error {}
 
 const XML_NS = 'http://www.w3.org/XML/1998/namespace';
-const NAME = /^[A-Za-z_:\u00C0-\uFFFF][A-Za-z0-9_:.\-\u00B7\u00C0-\uFFFF]*/;
+/** Shared by every element without attributes (never mutated after parsing). */
+const NO_DECLS: Map<string, string> = new Map();
+const NAME = /[A-Za-z_:\u00C0-\uFFFF][A-Za-z0-9_:.\-\u00B7\u00C0-\uFFFF]*/y;
+function nameAt(text: string, pos: number): string | null {
+  NAME.lastIndex = pos;
+  const m = NAME.exec(text);
+  return m ? m[0] : null;
+}
 
 function decodeEntities(raw: string, at: number): string {
   if (raw.indexOf('&') < 0) return raw;
@@ -121,7 +128,6 @@ export function parseXml(input: string, inherited?: Map<string, string>): XmlDoc
     if (lt < 0 || lt > pos) {
       const end = lt < 0 ? len : lt;
       const raw = text.slice(pos, end);
-      if (raw.includes('\r')) throw new XmlError('raw carriage return in text (write &#xD;)');
       if (raw.includes(']]>')) throw new XmlError(`']]>' in text near offset ${pos}`);
       addNode({ type: 'text', value: decodeEntities(raw, pos) });
       pos = end;
@@ -151,7 +157,6 @@ export function parseXml(input: string, inherited?: Map<string, string>): XmlDoc
       const close = text.indexOf(']]>', pos + 9);
       if (close < 0) throw new XmlError('unterminated CDATA section');
       const value = text.slice(pos + 9, close);
-      if (value.includes('\r')) throw new XmlError('raw carriage return in CDATA');
       addNode({ type: 'text', value });
       pos = close + 3;
       continue;
@@ -171,9 +176,8 @@ export function parseXml(input: string, inherited?: Map<string, string>): XmlDoc
     // Start tag.
     const start = pos;
     pos++;
-    const nm = NAME.exec(text.slice(pos, pos + 200));
-    if (!nm) throw new XmlError(`bad element name near offset ${pos}`);
-    const name = nm[0];
+    const name = nameAt(text, pos);
+    if (!name) throw new XmlError(`bad element name near offset ${pos}`);
     pos += name.length;
     const rawAttrs: Array<[string, string]> = [];
     let selfClosing = false;
@@ -183,9 +187,9 @@ export function parseXml(input: string, inherited?: Map<string, string>): XmlDoc
       if (text[pos] === '>') { pos++; break; }
       if (text[pos] === '/' && text[pos + 1] === '>') { pos += 2; selfClosing = true; break; }
       if (pos === ws) throw new XmlError(`malformed start tag <${name}> near offset ${pos}`);
-      const an = NAME.exec(text.slice(pos, pos + 200));
+      const an = nameAt(text, pos);
       if (!an) throw new XmlError(`bad attribute name near offset ${pos}`);
-      pos += an[0].length;
+      pos += an.length;
       while (text[pos] === ' ' || text[pos] === '\n' || text[pos] === '\t') pos++;
       if (text[pos] !== '=') throw new XmlError(`attribute without value near offset ${pos}`);
       pos++;
@@ -197,17 +201,16 @@ export function parseXml(input: string, inherited?: Map<string, string>): XmlDoc
       const raw = text.slice(pos + 1, close);
       if (raw.includes('<')) throw new XmlError(`'<' in attribute value near offset ${pos}`);
       // Attribute-value normalization: literal whitespace characters become spaces; references survive.
-      rawAttrs.push([an[0], decodeEntities(raw.replace(/[\t\n\r]/g, ' '), pos)]);
+      rawAttrs.push([an, decodeEntities(raw.replace(/[\t\n\r]/g, ' '), pos)]);
       pos = close + 1;
     }
     const parentScope = scopes[scopes.length - 1];
     let scope = parentScope;
-    const nsDecls = new Map<string, string>();
+    const nsDecls = rawAttrs.length ? new Map<string, string>() : NO_DECLS;
     const attrs: XmlAttr[] = [];
-    const seen = new Set<string>();
-    for (const [qn, value] of rawAttrs) {
-      if (seen.has(qn)) throw new XmlError(`duplicate attribute ${qn}`);
-      seen.add(qn);
+    for (let i = 0; i < rawAttrs.length; i++) {
+      const [qn, value] = rawAttrs[i];
+      for (let j = 0; j < i; j++) if (rawAttrs[j][0] === qn) throw new XmlError(`duplicate attribute ${qn}`);
       if (qn === 'xmlns') nsDecls.set('', value);
       else if (qn.startsWith('xmlns:')) nsDecls.set(qn.slice(6), value);
       else {
@@ -255,10 +258,12 @@ function attrNs(a: XmlAttr, scope: Map<string, string>): string {
 }
 
 export function escapeC14nText(s: string): string {
+  if (!/[&<>\r]/.test(s)) return s;
   return s.replace(/[&<>\r]/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : '&#xD;'));
 }
 
 export function escapeC14nAttr(s: string): string {
+  if (!/[&<"\t\n\r]/.test(s)) return s;
   return s.replace(/[&<"\t\n\r]/g, (c) =>
     c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '"' ? '&quot;' : c === '\t' ? '&#x9;' : c === '\n' ? '&#xA;' : '&#xD;',
   );
@@ -280,30 +285,37 @@ export function canonicalize(el: XmlElement, opts: { exclude?: XmlElement | null
     }
   }
   const apexScope = inScopeNamespaces(el, opts.inherited);
-  const walk = (e: XmlElement, scope: Map<string, string>, rendered: Map<string, string>, extraAttrs: XmlAttr[]) => {
+  const walk = (e: XmlElement, scope: Map<string, string>, rendered: Map<string, string>, extraAttrs: XmlAttr[], apex: boolean) => {
     // Namespace axis: render declarations whose value differs from what the output parent rendered.
-    const decls: Array<[string, string]> = [];
-    const nextRendered = new Map(rendered);
-    for (const [p, u] of scope) {
-      if (p === 'xml') continue;
-      const prev = rendered.get(p);
-      if (p === '' && u === '') {
-        if (prev !== undefined && prev !== '') { decls.push(['', '']); nextRendered.set('', ''); }
-        continue;
+    // Below the apex only the element's own declarations can differ from its parent's.
+    let decls: Array<[string, string]> | null = null;
+    let nextRendered = rendered;
+    if (apex || e.nsDecls.size) {
+      const candidates = apex ? scope : e.nsDecls;
+      for (const [p, u] of candidates) {
+        if (p === 'xml') continue;
+        const prev = rendered.get(p);
+        if (p === '' && u === '' && (prev === undefined || prev === '')) continue;
+        if (prev === u) continue;
+        if (!decls) { decls = []; nextRendered = new Map(rendered); }
+        decls.push([p, u]);
+        nextRendered.set(p, u);
       }
-      if (prev !== u) { decls.push([p, u]); nextRendered.set(p, u); }
+      if (decls && decls.length > 1) decls.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
     }
-    decls.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-    const attrs = extraAttrs.length ? [...e.attrs, ...extraAttrs] : e.attrs.slice();
-    attrs.sort((a, b) => {
-      const na = attrNs(a, scope), nb = attrNs(b, scope);
-      if (na !== nb) return na < nb ? -1 : 1;
-      return a.local < b.local ? -1 : a.local > b.local ? 1 : 0;
-    });
-    out.push('<', e.name);
-    for (const [p, u] of decls) out.push(p ? ` xmlns:${p}="` : ' xmlns="', escapeC14nAttr(u), '"');
-    for (const a of attrs) out.push(' ', a.name, '="', escapeC14nAttr(a.value), '"');
-    out.push('>');
+    let attrs = e.attrs;
+    if (extraAttrs.length) attrs = [...e.attrs, ...extraAttrs];
+    if (attrs.length > 1) {
+      attrs = attrs.slice().sort((a, b) => {
+        const na = attrNs(a, scope), nb = attrNs(b, scope);
+        if (na !== nb) return na < nb ? -1 : 1;
+        return a.local < b.local ? -1 : a.local > b.local ? 1 : 0;
+      });
+    }
+    let tag = '<' + e.name;
+    if (decls) for (const [p, u] of decls) tag += (p ? ` xmlns:${p}="` : ' xmlns="') + escapeC14nAttr(u) + '"';
+    for (const a of attrs) tag += ' ' + a.name + '="' + escapeC14nAttr(a.value) + '"';
+    out.push(tag + '>');
     for (const c of e.children) {
       if (c.type === 'text') out.push(escapeC14nText(c.value));
       else if (c.type === 'element') {
@@ -313,12 +325,12 @@ export function canonicalize(el: XmlElement, opts: { exclude?: XmlElement | null
           childScope = new Map(scope);
           for (const [p, u] of c.nsDecls) childScope.set(p, u);
         }
-        walk(c, childScope, nextRendered, []);
-      } else if (c.type === 'pi') out.push('<?', c.value, '?>');
+        walk(c, childScope, nextRendered, [], false);
+      } else if (c.type === 'pi') out.push('<?' + c.value + '?>');
     }
-    out.push('</', e.name, '>');
+    out.push('</' + e.name + '>');
   };
-  walk(el, apexScope, new Map(), inheritedXmlAttrs);
+  walk(el, apexScope, new Map(), inheritedXmlAttrs, true);
   return out.join('');
 }
 
