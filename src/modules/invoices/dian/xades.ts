@@ -110,6 +110,10 @@ export function signUblDocument(xml: string, opts: SignOptions): string {
   }
   const doc = parseXml(xml);
   const slot = signatureSlot(doc);
+  for (let e: XmlElement | null = slot; e; e = e.parent) {
+    // The fragments below are canonicalized without their ancestors' xml:* attributes (C14N would inherit them).
+    if (e.attrs.some((a) => a.prefix === 'xml')) throw new SignatureError(`xml:* attributes on <${e.name}> above the signature are not supported`);
+  }
   const ctx = inScopeNamespaces(slot);
   // Document reference: the whole document without the signature = the document with the slot empty.
   const docDigest = sha256(canonicalizeDocument(doc));
