@@ -85,7 +85,12 @@ export function verifyDianDocument(xml: string, expect: DianVerifyExpectation): 
   const done = (): DianVerification => ({ ok: failures.length === 0, identityCode: identity, failures });
 
   const text = normalizeLineEnds(xml);
-  const wellFormed = XMLValidator.validate(text);
+  let wellFormed: ReturnType<typeof XMLValidator.validate>;
+  try {
+    wellFormed = XMLValidator.validate(text);
+  } catch (err) {
+    wellFormed = { err: { code: 'InvalidXml', msg: (err as Error).message, line: 0, col: 0 } };
+  }
   if (wellFormed !== true) {
     fail(RULES.structure, `XML mal formado: ${wellFormed.err.msg} (línea ${wellFormed.err.line})`);
     return done();
@@ -123,8 +128,13 @@ export function verifyDianDocument(xml: string, expect: DianVerifyExpectation): 
   const exts = children(child(root, NS.ext, 'UBLExtensions') ?? root, NS.ext, 'UBLExtension');
   const dianExt = exts.map((e) => path(e, [NS.ext, 'ExtensionContent'], [NS.sts, 'DianExtensions'])).find((e) => e) ?? null;
   if (!dianExt) fail(RULES.extensions, 'falta sts:DianExtensions');
-  const sig = verifyUblSignature(doc);
-  if (!sig.ok) fail(RULES.signature, sig.problems.join('; '));
+  let sigProblems: string[];
+  try {
+    sigProblems = verifyUblSignature(doc).problems;
+  } catch (err) {
+    sigProblems = [`la firma no se puede verificar: ${(err as Error).message}`];
+  }
+  if (sigProblems.length) fail(RULES.signature, sigProblems.join('; '));
 
   try {
     const number = textOf(need(cbc(root, 'ID'), 'cbc:ID'))!.trim();
@@ -268,8 +278,8 @@ export function verifyDianDocument(xml: string, expect: DianVerifyExpectation): 
       }
     }
   } catch (err) {
-    if (!(err instanceof Missing)) throw err;
-    fail(RULES.structure, `falta o es inválido: ${err.message}`);
+    // Never an exception for a bad document: whatever could not be read is a structure rejection.
+    fail(RULES.structure, err instanceof Missing ? `falta o es inválido: ${err.message}` : `documento ilegible: ${(err as Error).message}`);
   }
   return done();
 }
