@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { TaxCode } from '../ports.ts';
 import { buildDianDocument } from './builder.ts';
-import { canonicalizeDocument, parseXml } from './c14n.ts';
+import { attr, canonicalize, canonicalizeDocument, child, descendants, parseXml, path, textOf, type XmlElement } from './c14n.ts';
+import { NS } from './ubl.ts';
 import { makeCreditNote, makeInvoice, makeLine, rng, testIssuer, TEST_RESOLUTION, totalsOf } from './testing.ts';
 import { verifyDianDocument } from './verify.ts';
 
@@ -59,16 +60,33 @@ test('property: verify.ts never throws on a mangled document (byte edits anywher
     fc.property(fc.nat({ max: xml.length - 1 }), fc.nat({ max: 5 }), fc.string({ maxLength: 3 }), (at, remove, insert) => {
       const mangled = xml.slice(0, at) + insert + xml.slice(at + remove);
       const v = verifyDianDocument(mangled, expectation);
-      // Edits of signed character data (text between tags after the XML declaration) must be caught.
+      // Edits of what the signature covers (the document without the signature, SignedInfo, KeyInfo,
+      // SignedProperties) or of what the verifier pins (the signature's place, Id and attributes, the
+      // qualifying properties' Target, the SignatureValue bytes) must be caught. Whitespace between
+      // the signature's children or inside the base64 value, and SignatureValue's Id, are not.
+      const canon = (s: string) => {
+        const doc = parseXml(s);
+        const sigs = descendants(doc.root, NS.ds, 'Signature');
+        if (sigs.length !== 1) return `${sigs.length} signatures`;
+        const sig = sigs[0];
+        const qp = path(sig, [NS.ds, 'Object'], [NS.xades, 'QualifyingProperties']);
+        const sp = child(qp, NS.xades, 'SignedProperties');
+        const c = (e: XmlElement | null) => (e ? canonicalize(e) : '-');
+        return [
+          canonicalizeDocument(doc, sig), c(child(sig, NS.ds, 'SignedInfo')), c(child(sig, NS.ds, 'KeyInfo')), c(sp),
+          sig.parent?.name, sig.attrs.map((a) => `${a.name}=${a.value}`).join(), attr(qp, 'Target'),
+          textOf(child(sig, NS.ds, 'SignatureValue'))?.replace(/\s+/g, ''),
+        ].join('\u0000');
+      };
       const canonicalChanged = (() => {
         try {
-          return canonicalizeDocument(parseXml(mangled)) !== canonicalizeDocument(parseXml(xml));
+          return canon(mangled) !== canon(xml);
         } catch {
           return true;
         }
       })();
       if (canonicalChanged) assert.equal(v.ok, false, `edit at ${at} (-${remove} +${JSON.stringify(insert)}) accepted`);
     }),
-    { numRuns: 150 },
+    { numRuns: 300 },
   );
 });

@@ -180,11 +180,22 @@ export function verifyUblSignature(doc: XmlDocument): SignatureCheck {
     problems.push('ds:Signature is not in the UBL extensions of the root element');
     return result(null, null);
   }
+  // Not under any digest: hold them to the schema (ds:Signature and ds:SignatureValue carry only Id).
+  for (const e of [signature, child(signature, NS.ds, 'SignatureValue')]) {
+    const extra = e?.attrs.filter((a) => a.name !== 'Id') ?? [];
+    if (extra.length) problems.push(`unexpected attribute ${extra[0].name} on ${e!.name}`);
+  }
   const signedInfo = child(signature, NS.ds, 'SignedInfo');
   const sigValue = textOf(child(signature, NS.ds, 'SignatureValue'))?.replace(/\s+/g, '') ?? '';
   const certB64 = textOf(path(signature, [NS.ds, 'KeyInfo'], [NS.ds, 'X509Data'], [NS.ds, 'X509Certificate']))?.replace(/\s+/g, '') ?? '';
   if (!signedInfo || !sigValue || !certB64) {
     problems.push('ds:Signature lacks SignedInfo, SignatureValue or the X509 certificate');
+    return result(null, null);
+  }
+  // Buffer.from(…, 'base64') skips characters it does not know: insist on strict base64 first.
+  const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+  if (!BASE64.test(sigValue) || !BASE64.test(certB64)) {
+    problems.push('SignatureValue or X509Certificate is not valid base64');
     return result(null, null);
   }
   let x509: X509Certificate;
@@ -246,6 +257,9 @@ export function verifyUblSignature(doc: XmlDocument): SignatureCheck {
 
   // XAdES-EPES semantics (what xmlsec1 does not check).
   let signingTime: string | null = null;
+  // The qualifying properties must point at this signature (neither attribute is under a digest).
+  const qualifying = path(signature, [NS.ds, 'Object'], [NS.xades, 'QualifyingProperties']);
+  if (qualifying && attr(qualifying, 'Target') !== `#${attr(signature, 'Id') ?? ''}`) problems.push('QualifyingProperties Target does not point at the signature');
   if (signedProps) {
     const ssp = child(signedProps, NS.xades, 'SignedSignatureProperties');
     signingTime = textOf(child(ssp, NS.xades, 'SigningTime'));
