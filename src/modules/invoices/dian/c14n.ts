@@ -142,7 +142,10 @@ export function parseXml(input: string, inherited?: Map<string, string>): XmlDoc
         if (root || stack.length || before.length || lt > (text.charCodeAt(0) === 0xfeff ? 1 : 0)) throw new XmlError('misplaced XML declaration');
         continue;
       }
-      addNode({ type: 'pi', value: body });
+      // Target, then the data without its leading whitespace (as C14N writes a PI).
+      const pi = /^([^\s]+)(?:\s+([\s\S]*))?$/.exec(body);
+      if (!pi) throw new XmlError(`bad processing instruction near offset ${lt}`);
+      addNode({ type: 'pi', value: pi[2] ? `${pi[1]} ${pi[2]}` : pi[1] });
       continue;
     }
     if (text.startsWith('<!--', pos)) {
