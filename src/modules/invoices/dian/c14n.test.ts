@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -17,6 +17,7 @@ const CASES: Record<string, string> = {
 
 test('C14N: the whole document matches xmllint --c14n (an independent implementation)', { skip: hasTool('xmllint') ? false : 'xmllint not installed' }, () => {
   const dir = tempDir('c14n');
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
   for (const [name, xml] of Object.entries(CASES)) {
     const file = path.join(dir, `${name}.xml`);
     fs.writeFileSync(file, xml);

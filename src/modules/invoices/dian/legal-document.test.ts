@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -35,6 +35,7 @@ function signedWith(d: FiscalDocument, edit: (xml: string) => string): string {
 const corpus = makeCorpus(60);
 const built: Array<{ document: FiscalDocument; label: string; built: BuiltDocument; file: string }> = [];
 const dir = tempDir('corpus');
+after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 test('corpus: 60 documents are built (natural and company receivers, IVA 0/5/19 and INC, inclusive and exclusive, many lines, full and partial credit notes)', async () => {
   const builder = new DianDocumentBuilder();

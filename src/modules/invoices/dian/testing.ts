@@ -244,6 +244,7 @@ export function xmlsecBatch(certPem: string, files: string[]): { ok: boolean; ve
   const pem = nodePath.join(dir, 'cert.pem');
   fs.writeFileSync(pem, certPem);
   const r = spawnSync('xmlsec1', ['--verify', '--trusted-pem', pem, ...files], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  fs.rmSync(dir, { recursive: true, force: true });
   const output = (r.stderr ?? '') + (r.stdout ?? '');
   return { ok: r.status === 0, verified: (output.match(/^OK$/gm) ?? []).length, output };
 }

@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -111,6 +111,7 @@ test('ApplicationResponse (accepted / rejected with rule messages) and AttachedD
   assert.match(attached, /<cbc:ValidationResultCode>02<\/cbc:ValidationResultCode>/);
 
   const dir = tempDir('attached');
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
   const files = { accepted: path.join(dir, 'ar.xml'), rejected: path.join(dir, 'rej.xml'), attached: path.join(dir, 'ad.xml') };
   fs.writeFileSync(files.accepted, accepted);
   fs.writeFileSync(files.rejected, rejected);
