@@ -4,11 +4,14 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import jsQR from 'jsqr';
+import jsQRModule from 'jsqr';
 import { PNG } from 'pngjs';
 import type { BuiltDocument, FiscalDocument } from '../ports.ts';
 import { documentIdentityCode } from './cufe.ts';
 import { formatCop, formatRate, groupTaxes, renderFiscalPdf } from './pdf.ts';
+
+// jsqr is CommonJS with a `default` in its typings: take whichever the loader hands us.
+const jsQR = ((jsQRModule as unknown as { default?: typeof jsQRModule.default }).default ?? jsQRModule) as unknown as typeof jsQRModule.default;
 
 const hasPoppler = spawnSync('pdftoppm', ['-v']).error === undefined && spawnSync('pdftotext', ['-v']).error === undefined;
 
