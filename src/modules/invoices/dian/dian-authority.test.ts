@@ -1,9 +1,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FiscalDocument, SubmitInput } from '../ports.ts';
-import { DianTaxAuthority, type DianCompanyConfig, type DianMode } from './dian-authority.ts';
+import { decodeApplicationResponse, dianClientFor, DianTaxAuthority, type DianCompanyConfig, type DianMode } from './dian-authority.ts';
 import { FakeDianServer, makeTestCertificate, transportTestXml } from './fake-dian-server.ts';
-import { unzipTexts } from './zip.ts';
+import { fetchNumberingRanges } from './import-ranges.ts';
+import { unzipTexts, zipSingleBase64 } from './zip.ts';
 
 const certificate = makeTestCertificate();
 let counter = 0;
@@ -170,4 +171,25 @@ describe('DianTaxAuthority against the fake DIAN server', () => {
     assert.equal(outcome.status, 'unknown');
     assert.ok(outcome.status === 'unknown' && /InvalidSecurity/.test(outcome.reason));
   });
+});
+
+test('ApplicationResponse bytes: plain XML or a zip holding it', () => {
+  const xml = '<ApplicationResponse>ñ</ApplicationResponse>';
+  assert.equal(decodeApplicationResponse(Buffer.from(xml).toString('base64')), xml);
+  assert.equal(decodeApplicationResponse(zipSingleBase64('ar.xml', xml)), xml);
+  assert.equal(decodeApplicationResponse(null), null);
+});
+
+test('import-ranges through a client built from the company configuration', async () => {
+  const server = new FakeDianServer({
+    ranges: [{ resolutionNumber: '18760000001', resolutionDate: '2019-01-19', prefix: 'SETP', fromNumber: '990000000', toNumber: '995000000', validDateFrom: '2019-01-19', validDateTo: '2030-01-19', technicalKey: 'fc8eac422eba16e22ffd8c6f94b3f40a6e38162c' }],
+  });
+  await server.start();
+  try {
+    const client = dianClientFor({ endpoint: server.url, certificate: { p12: certificate.p12, password: certificate.password }, timeoutMs: 2000 });
+    const ranges = await fetchNumberingRanges(client, { accountCode: '900206480', accountCodeT: '900206480', softwareCode: 'soft-1' });
+    assert.deepEqual(ranges, [{ number: '18760000001', prefix: 'SETP', from: 990000000, to: 995000000, validFrom: '2019-01-19', validUntil: '2030-01-19', technicalKey: 'fc8eac422eba16e22ffd8c6f94b3f40a6e38162c' }]);
+  } finally {
+    await server.stop();
+  }
 });

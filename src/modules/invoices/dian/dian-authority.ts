@@ -3,7 +3,7 @@ import type { AuthorityOutcome, FiscalEnvironment, SigningCertificate, SubmitInp
 import { DianCallError, DianSoapClient } from './soap-client.ts';
 import { isAlreadyProcessed, rejectionReason, type DianResponse } from './soap-response.ts';
 import { CredentialsCache } from './ws-security.ts';
-import { dianFileNames, zipSingleBase64 } from './zip.ts';
+import { dianFileNames, unzipTexts, zipSingleBase64 } from './zip.ts';
 
 /**
  * The real DIAN tax authority (docs/dian-webservice.md). Configured per company and environment
@@ -55,9 +55,26 @@ type ZipPoll =
 
 const CUFE_PATTERN = /^[0-9a-f]{96}$/i;
 
-function decodeBase64Text(b64: string | null): string | null {
+/** XmlBase64Bytes → the ApplicationResponse XML (tolerates a zipped payload: first entry). */
+export function decodeApplicationResponse(b64: string | null): string | null {
   if (!b64) return null;
-  return Buffer.from(b64, 'base64').toString('utf8');
+  const bytes = Buffer.from(b64, 'base64');
+  if (bytes.length > 4 && bytes.readUInt32LE(0) === 0x04034b50) return unzipTexts(bytes)[0]?.text ?? null;
+  return bytes.toString('utf8');
+}
+
+/** A web-service client for a company configuration (also what `fiscal import-ranges` uses). */
+export function dianClientFor(
+  config: Pick<DianCompanyConfig, 'endpoint' | 'certificate' | 'timeoutMs'>,
+  options: { clock?: Clock; fetch?: typeof fetch; credentials?: CredentialsCache } = {},
+): DianSoapClient {
+  return new DianSoapClient({
+    endpoint: config.endpoint,
+    credentials: (options.credentials ?? new CredentialsCache()).get(config.certificate),
+    timeoutMs: config.timeoutMs,
+    clock: options.clock,
+    fetch: options.fetch,
+  });
 }
 
 export class DianTaxAuthority implements TaxAuthority {
@@ -76,13 +93,7 @@ export class DianTaxAuthority implements TaxAuthority {
 
   private async clientFor(input: SubmitInput): Promise<{ client: DianSoapClient; config: DianCompanyConfig }> {
     const config = await this.options.resolveConfig(input.companyId, input.environment);
-    const client = new DianSoapClient({
-      endpoint: config.endpoint,
-      credentials: this.credentials.get(config.certificate),
-      timeoutMs: config.timeoutMs,
-      clock: this.clock,
-      fetch: this.options.fetch,
-    });
+    const client = dianClientFor(config, { clock: this.clock, fetch: this.options.fetch, credentials: this.credentials });
     return { client, config };
   }
 
@@ -176,7 +187,7 @@ export class DianTaxAuthority implements TaxAuthority {
   private async fromResponse(client: DianSoapClient, response: DianResponse, cufe: string, settlingRule90 = false): Promise<AuthorityOutcome> {
     const code = response.statusCode;
     if (code === '00' || (response.isValid && code !== '98' && code !== '99')) {
-      return { status: 'accepted', trackId: cufe, applicationResponse: decodeBase64Text(response.xmlBase64Bytes), messages: response.errorMessages };
+      return { status: 'accepted', trackId: cufe, applicationResponse: decodeApplicationResponse(response.xmlBase64Bytes), messages: response.errorMessages };
     }
     if (code === '98') return { status: 'pending', trackId: cufe };
     if (code === '66') return { status: 'unknown', trackId: cufe, reason: 'DIAN has no record of the document (66)' };
