@@ -29,7 +29,7 @@ function input(): SubmitInput {
 describe('DianTaxAuthority against the fake DIAN server', () => {
   const server = new FakeDianServer({ testSetId: 'set-123' });
   const configs: Array<{ companyId: string; environment: string }> = [];
-  const authority = (mode: DianMode, extra: Partial<DianCompanyConfig> = {}, pollAttempts = 2) =>
+  const authority = (mode: DianMode, extra: Partial<DianCompanyConfig> | (() => Partial<DianCompanyConfig>) = {}, pollAttempts = 2) =>
     new DianTaxAuthority({
       resolveConfig: async (companyId, environment) => {
         configs.push({ companyId, environment });
@@ -40,8 +40,8 @@ describe('DianTaxAuthority against the fake DIAN server', () => {
           pin: '12345',
           testSetId: 'set-123',
           mode,
-          timeoutMs: 2000,
-          ...extra,
+          timeoutMs: 10_000,
+          ...(typeof extra === 'function' ? extra() : extra),
         };
       },
       pollAttempts,
@@ -112,8 +112,10 @@ describe('DianTaxAuthority against the fake DIAN server', () => {
   test('a timeout gives unknown, settled by GetStatus without resubmitting', async () => {
     const i = input();
     server.script(i.built.identityCode, { verdict: { status: 'accepted' }, submit: 'hang' });
-    const a = authority('sync', { timeoutMs: 200 });
+    let timeoutMs = 200; // short for the send that hangs, generous for the GetStatus that settles it
+    const a = authority('sync', () => ({ timeoutMs }));
     const first = await a.submit(i);
+    timeoutMs = 10_000;
     assert.equal(first.status, 'unknown');
     assert.equal(first.trackId, i.built.identityCode);
     const settled = await a.status({ ...i, trackId: first.trackId });
@@ -127,8 +129,10 @@ describe('DianTaxAuthority against the fake DIAN server', () => {
   test('a timeout where DIAN never got the document: GetStatus 66 → sent once more', async () => {
     const i = input();
     server.script(i.built.identityCode, { verdict: { status: 'accepted' }, submit: 'hang-lost' });
-    const a = authority('sync', { timeoutMs: 200 });
+    let timeoutMs = 200;
+    const a = authority('sync', () => ({ timeoutMs }));
     assert.equal((await a.submit(i)).status, 'unknown');
+    timeoutMs = 10_000;
     server.script(i.built.identityCode, { verdict: { status: 'accepted' } });
     const settled = await a.status({ ...i, trackId: i.built.identityCode });
     assert.equal(settled.status, 'accepted');
@@ -164,7 +168,7 @@ describe('DianTaxAuthority against the fake DIAN server', () => {
   test('a security fault (DIAN refuses the message) is unknown, not a rejection of the document', async () => {
     const i = input();
     const broken = new DianTaxAuthority({
-      resolveConfig: async () => ({ endpoint: server.url, certificate: { p12: certificate.p12, password: certificate.password }, softwareId: 's', pin: 'p', mode: 'sync', timeoutMs: 2000 }),
+      resolveConfig: async () => ({ endpoint: server.url, certificate: { p12: certificate.p12, password: certificate.password }, softwareId: 's', pin: 'p', mode: 'sync', timeoutMs: 10_000 }),
       fetch: (url, init) => fetch(url, { ...init, body: String(init?.body).replace('<ds:SignatureValue>', '<ds:SignatureValue>AAAA') }),
     });
     const outcome = await broken.submit(i);
@@ -186,7 +190,7 @@ test('import-ranges through a client built from the company configuration', asyn
   });
   await server.start();
   try {
-    const client = dianClientFor({ endpoint: server.url, certificate: { p12: certificate.p12, password: certificate.password }, timeoutMs: 2000 });
+    const client = dianClientFor({ endpoint: server.url, certificate: { p12: certificate.p12, password: certificate.password }, timeoutMs: 10_000 });
     const ranges = await fetchNumberingRanges(client, { accountCode: '900206480', accountCodeT: '900206480', softwareCode: 'soft-1' });
     assert.deepEqual(ranges, [{ number: '18760000001', prefix: 'SETP', from: 990000000, to: 995000000, validFrom: '2019-01-19', validUntil: '2030-01-19', technicalKey: 'fc8eac422eba16e22ffd8c6f94b3f40a6e38162c' }]);
   } finally {

@@ -15,6 +15,7 @@ import { fetchNumberingRanges, NumberingRangeError } from './import-ranges.ts';
 const cert = makeTestCertificate();
 const credentials = loadWsCredentials({ p12: cert.p12, password: cert.password });
 const KEY = 'ab'.repeat(48);
+const otherCertificateDer = loadWsCredentials({ p12: makeTestCertificate().p12, password: 'test-password' }).certificateDer;
 
 const ordered = new XMLParser({ preserveOrder: true, ignoreAttributes: false, attributeNamePrefix: '', parseTagValue: false, trimValues: false, processEntities: false });
 
@@ -95,7 +96,7 @@ describe('DIAN SOAP client against the fake DIAN server', () => {
   let client: DianSoapClient;
   before(async () => {
     await server.start();
-    client = new DianSoapClient({ endpoint: server.url, credentials, timeoutMs: 2000 });
+    client = new DianSoapClient({ endpoint: server.url, credentials, timeoutMs: 10_000 });
   });
   after(() => server.stop());
 
@@ -153,7 +154,7 @@ describe('DIAN SOAP client against the fake DIAN server', () => {
     new DianSoapClient({
       endpoint: server.url,
       credentials,
-      timeoutMs: 2000,
+      timeoutMs: 10_000,
       fetch: (url, init) => fetch(url, { ...init, body: alter(String(init?.body)) }),
       ...extra,
     });
@@ -162,7 +163,7 @@ describe('DIAN SOAP client against the fake DIAN server', () => {
     ['a flipped signature value', (b: string) => b.replace(/<ds:SignatureValue>(.)/, (_m, c: string) => `<ds:SignatureValue>${c === 'A' ? 'B' : 'A'}`), /signature value/],
     ['a changed digest', (b: string) => b.replace(/<ds:DigestValue>(.)/, (_m, c: string) => `<ds:DigestValue>${c === 'A' ? 'B' : 'A'}`), /digest/],
     ['a wsa:To altered after signing', (b: string) => b.replace('<wsa:To ', '<wsa:To soap:mustUnderstand="false" '), /digest/],
-    ['another certificate in the token', (b: string) => b.replace(/(<wsse:BinarySecurityToken[^>]*>)[^<]+/, (_m, open: string) => `${open}${loadWsCredentials({ p12: makeTestCertificate().p12, password: 'test-password' }).certificateDer.toString('base64')}`), /signature value/],
+    ['another certificate in the token', (b: string) => b.replace(/(<wsse:BinarySecurityToken[^>]*>)[^<]+/, (_m, open: string) => `${open}${otherCertificateDer.toString('base64')}`), /signature value/],
     ['a signature that does not cover wsa:To', (b: string) => b.replace(/<ds:Reference URI="#ID-/, '<ds:Reference URI="#TS-'), /does not cover/],
   ] as const) {
     test(`a tampered request is refused by the fake server: ${name}`, async () => {
