@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import jsQRModule from 'jsqr';
 import { PNG } from 'pngjs';
+import fc from 'fast-check';
 import type { BuiltDocument, FiscalDocument } from '../ports.ts';
 import { documentIdentityCode } from './cufe.ts';
 import { formatCop, formatRate, groupTaxes, renderFiscalPdf } from './pdf.ts';
@@ -133,6 +134,18 @@ test('money and rates in Colombian style, from bigint cents', () => {
   assert.equal(formatRate(1900), '19 %');
   assert.equal(formatRate(250), '2,5 %');
   assert.equal(formatRate(0), '0 %');
+});
+
+test('property: Colombian money text reads back to the same cents', () => {
+  fc.assert(
+    fc.property(fc.bigInt({ min: -(10n ** 20n), max: 10n ** 20n }), (cents) => {
+      const text = formatCop(cents);
+      assert.match(text, /^-?\$ \d{1,3}(\.\d{3})*,\d{2}$/);
+      const negative = text.startsWith('-');
+      const digits = text.replace(/[^0-9]/g, '');
+      assert.equal((negative ? -1n : 1n) * BigInt(digits), cents);
+    }),
+  );
 });
 
 test('taxes are grouped by code and rate', () => {
