@@ -5,12 +5,26 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => new Date() };
 
+/**
+ * Real time plus an offset tests move forward. `freeze()` stops it following real time (for tests
+ * that check exact elapsed seconds, which a loaded machine would otherwise blur) until `unfreeze()`.
+ */
 export class ManualClock implements Clock {
   private offsetMs = 0;
+  private frozenAt: number | null = null;
   now(): Date {
-    return new Date(Date.now() + this.offsetMs);
+    return new Date((this.frozenAt ?? Date.now()) + this.offsetMs);
   }
   advance(ms: number): void {
     this.offsetMs += ms;
+  }
+  freeze(): void {
+    this.frozenAt ??= Date.now();
+  }
+  unfreeze(): void {
+    if (this.frozenAt === null) return;
+    // Keep the time it shows: the real time skipped while frozen comes off the offset.
+    this.offsetMs -= Date.now() - this.frozenAt;
+    this.frozenAt = null;
   }
 }

@@ -91,7 +91,9 @@ describe('banklink charges', () => {
     assert.equal(plain.body.external_id, null);
   });
 
-  test('same customer, bank and amount within 2 minutes: 429 15005 with the previous charge, whatever external_id and reference say', async () => {
+  test('same customer, bank and amount within 2 minutes: 429 15005 with the previous charge, whatever external_id and reference say', async (t) => {
+    h.clock.freeze();
+    t.after(() => h.clock.unfreeze());
     const customer = await createCustomer(co);
     const first = await create(banklinkBody(customer, { amount: 50000 }));
     assert.equal(first.status, 200, first.raw);

@@ -147,7 +147,7 @@ async function lockAccounts(trx: Transaction<DB>, scope: LedgerScope, currency: 
     .where((eb) => eb.or(keys.map((k) => eb.and([eb('company_id', '=', k.companyId), eb('kind', '=', k.kind)]))))
     .orderBy('company_id')
     .orderBy('kind')
-    .forUpdate()
+    .forNoKeyUpdate()
     .execute();
   if (rows.length !== keys.length) throw new Error('ledger accounts vanished while being locked');
   for (const r of rows) into.set(refKey(r.company_id, r.kind), { id: r.id, companyId: r.company_id, kind: r.kind, balance: BigInt(r.balance) });
@@ -227,23 +227,30 @@ function sameEntries(scope: LedgerScope, existing: PostedTransaction, input: Pos
   return existing.entries.every((e) => want.get(refKey(e.account.companyId, e.account.kind)) === e.amount);
 }
 
-/** postTransaction with the accounts possibly locked already by a helper that posts several. */
-async function post(trx: Transaction<DB>, scope: LedgerScope, input: PostTransactionInput, locked?: Locked): Promise<PostedTransaction> {
-  validateInput(scope, input);
-  // Locks first, always: a second poster of the same event waits here and then finds the first's
-  // transaction below, so a duplicate never touches a balance.
-  const accounts = await lockAccounts(trx, scope, input.currency, input.entries.map((e) => e.account), locked);
-  const source = { kind: input.kind, source: input.source };
-  const existing = await loadTransaction(trx, scope, source);
-  if (existing) {
-    if (!sameEntries(scope, existing, input)) throw new LedgerError(`${input.kind} ${input.source.type}/${input.source.id} was already posted with other entries (${existing.id})`);
-    return existing;
-  }
-  const moves = input.entries.map((e) => ({ account: accounts.get(refKey(holder(scope, e.account), e.account.kind))!, amount: e.amount }));
-  for (const m of moves) {
-    if (NON_NEGATIVE.includes(m.account.kind) && m.account.balance + m.amount < 0n) throw insufficient(scope, m.account, -m.amount, input.currency, input.kind);
-  }
-  const now = scope.deps.clock.now();
+/** The posted transaction as callers see it, from what was just written. */
+function postedResult(scope: LedgerScope, input: PostTransactionInput, txId: string, now: Date, entries: { id: string; account_id: string; amount: bigint | string }[], byAccount: Map<string, { companyId: string; kind: AccountKind }>): PostedTransaction {
+  return {
+    id: txId,
+    company_id: scope.companyId,
+    environment: scope.environment,
+    kind: input.kind,
+    currency: input.currency,
+    source: { ...input.source },
+    created_at: now,
+    entries: entries.map((e) => {
+      const a = byAccount.get(e.account_id)!;
+      return { id: e.id, account_id: e.account_id, account: { companyId: a.companyId, kind: a.kind }, amount: BigInt(e.amount) };
+    }),
+    created: true,
+  };
+}
+
+/**
+ * Writes the transaction row (the (kind, source) unique index makes a concurrent duplicate wait
+ * for the first and then find it) and its entries in one statement. Null: this (kind, source) was
+ * posted before; the caller answers with that one.
+ */
+async function insertTransaction(trx: Transaction<DB>, scope: LedgerScope, input: PostTransactionInput, moves: { accountId: string; amount: bigint }[], now: Date) {
   const txId = prefixedId('ltx', now.getTime());
   const inserted = await trx
     .insertInto('ledger_transactions')
@@ -260,12 +267,7 @@ async function post(trx: Transaction<DB>, scope: LedgerScope, input: PostTransac
     .onConflict((oc) => oc.columns(['company_id', 'environment', 'kind', 'source_type', 'source_id']).doNothing())
     .returning('id')
     .executeTakeFirst();
-  if (!inserted) {
-    // Posted meanwhile by a transaction that locked other accounts: the same answer as above.
-    const raced = (await loadTransaction(trx, scope, source))!;
-    if (!sameEntries(scope, raced, input)) throw new LedgerError(`${input.kind} ${input.source.type}/${input.source.id} was already posted with other entries (${raced.id})`);
-    return raced;
-  }
+  if (!inserted) return null;
   // All entries in one statement: the database checks that they sum to zero (migrations/0007_ledger.sql).
   const entries = await trx
     .insertInto('ledger_entries')
@@ -275,7 +277,7 @@ async function post(trx: Transaction<DB>, scope: LedgerScope, input: PostTransac
         environment: scope.environment,
         id: prefixedId('len', now.getTime()),
         transaction_id: txId,
-        account_id: m.account.id,
+        account_id: m.accountId,
         amount: m.amount,
         currency: input.currency,
         created_at: now,
@@ -283,25 +285,103 @@ async function post(trx: Transaction<DB>, scope: LedgerScope, input: PostTransac
     )
     .returning(['id', 'account_id', 'amount'])
     .execute();
-  // The cached balances, in the same transaction as their entries.
+  return { txId, entries };
+}
+
+async function existingOrConflict(trx: Transaction<DB>, scope: LedgerScope, input: PostTransactionInput): Promise<PostedTransaction> {
+  const existing = (await loadTransaction(trx, scope, { kind: input.kind, source: input.source }))!;
+  if (!sameEntries(scope, existing, input)) throw new LedgerError(`${input.kind} ${input.source.type}/${input.source.id} was already posted with other entries (${existing.id})`);
+  return existing;
+}
+
+/**
+ * Gets or creates the accounts without locking them: ids only. The account rows are the hot rows
+ * of the ledger (every collection of a company touches the same two), so they are locked as late
+ * as possible, by the balance update itself (applyBalances).
+ */
+async function accountIds(trx: Transaction<DB>, scope: LedgerScope, currency: string, refs: AccountRef[]): Promise<Map<string, { id: string; companyId: string; kind: AccountKind }>> {
+  const keys = refs.map((r) => ({ companyId: holder(scope, r), kind: r.kind }));
+  const now = scope.deps.clock.now();
+  const find = () =>
+    trx
+      .selectFrom('ledger_accounts')
+      .select(['id', 'company_id', 'kind'])
+      .where('environment', '=', scope.environment)
+      .where('currency', '=', currency)
+      .where((eb) => eb.or(keys.map((k) => eb.and([eb('company_id', '=', k.companyId), eb('kind', '=', k.kind)]))))
+      .execute();
+  let rows = await find();
+  if (rows.length < keys.length) {
+    const sorted = [...keys].sort((a, b) => (refKey(a.companyId, a.kind) < refKey(b.companyId, b.kind) ? -1 : 1));
+    await trx
+      .insertInto('ledger_accounts')
+      .values(sorted.map((k) => ({ company_id: k.companyId, environment: scope.environment, id: prefixedId('lac', now.getTime()), kind: k.kind, currency, balance: 0n, created_at: now, updated_at: now })))
+      .onConflict((oc) => oc.columns(['company_id', 'environment', 'kind', 'currency']).doNothing())
+      .execute();
+    rows = await find();
+    if (rows.length !== keys.length) throw new Error('ledger accounts vanished while being created');
+  }
+  return new Map(rows.map((r) => [refKey(r.company_id, r.kind), { id: r.id, companyId: r.company_id, kind: r.kind }]));
+}
+
+/**
+ * The cached balances, in one statement that locks the accounts in id order (no deadlock between
+ * two postings; NO KEY UPDATE, the lock an UPDATE takes anyway, so the KEY SHARE locks that the
+ * entries' foreign keys took on these rows, ours and other postings', never block it) and moves only those that stay within the non-negative rule. An account left out
+ * is insufficient_balance; the caller's transaction then rolls back with everything it wrote.
+ */
+async function applyBalances(trx: Transaction<DB>, scope: LedgerScope, input: PostTransactionInput, moves: { account: { id: string; companyId: string; kind: AccountKind }; amount: bigint }[], now: Date): Promise<void> {
+  const ids = moves.map((m) => m.account.id);
+  const values = sql.join(moves.map((m) => sql`(${m.account.id}::text, ${m.amount.toString()}::bigint)`));
+  const updated = await sql<{ id: string }>`
+    WITH locked AS (SELECT id FROM ledger_accounts WHERE id = ANY(${ids}::text[]) ORDER BY id FOR NO KEY UPDATE)
+    UPDATE ledger_accounts AS a SET balance = a.balance + v.delta, updated_at = ${now}
+      FROM (VALUES ${values}) AS v(id, delta)
+     WHERE a.id = v.id AND a.id IN (SELECT id FROM locked) AND (a.kind = 'external_clearing' OR a.balance + v.delta >= 0)
+     RETURNING a.id`.execute(trx);
+  if (updated.rows.length === moves.length) return;
+  const done = new Set(updated.rows.map((r) => r.id));
+  const short = moves.find((m) => !done.has(m.account.id))!;
+  const row = await trx.selectFrom('ledger_accounts').select('balance').where('id', '=', short.account.id).executeTakeFirstOrThrow();
+  throw insufficient(scope, { ...short.account, balance: BigInt(row.balance) }, -short.amount, input.currency, input.kind);
+}
+
+/**
+ * postTransaction's work. Without `locked`: accounts by id (no lock), the transaction and its
+ * entries, then the balances last (the only locks, held from there to the caller's commit).
+ * With `locked` (a helper posting several transactions locked every account first, in one order):
+ * the balances are checked against the locked rows.
+ */
+async function post(trx: Transaction<DB>, scope: LedgerScope, input: PostTransactionInput, locked?: Locked): Promise<PostedTransaction> {
+  validateInput(scope, input);
+  const now = scope.deps.clock.now();
+  if (!locked) {
+    const accounts = await accountIds(trx, scope, input.currency, input.entries.map((e) => e.account));
+    const moves = input.entries.map((e) => ({ account: accounts.get(refKey(holder(scope, e.account), e.account.kind))!, amount: e.amount }));
+    const written = await insertTransaction(trx, scope, input, moves.map((m) => ({ accountId: m.account.id, amount: m.amount })), now);
+    if (!written) return existingOrConflict(trx, scope, input);
+    await applyBalances(trx, scope, input, moves, now);
+    return postedResult(scope, input, written.txId, now, written.entries, new Map(moves.map((m) => [m.account.id, m.account])));
+  }
+  // Locks first: a second poster of the same event waits here and then finds the first's
+  // transaction below, so a duplicate never touches a balance.
+  const accounts = await lockAccounts(trx, scope, input.currency, input.entries.map((e) => e.account), locked);
+  const existing = await loadTransaction(trx, scope, { kind: input.kind, source: input.source });
+  if (existing) {
+    if (!sameEntries(scope, existing, input)) throw new LedgerError(`${input.kind} ${input.source.type}/${input.source.id} was already posted with other entries (${existing.id})`);
+    return existing;
+  }
+  const moves = input.entries.map((e) => ({ account: accounts.get(refKey(holder(scope, e.account), e.account.kind))!, amount: e.amount }));
+  for (const m of moves) {
+    if (NON_NEGATIVE.includes(m.account.kind) && m.account.balance + m.amount < 0n) throw insufficient(scope, m.account, -m.amount, input.currency, input.kind);
+  }
+  const written = await insertTransaction(trx, scope, input, moves.map((m) => ({ accountId: m.account.id, amount: m.amount })), now);
+  // Posted meanwhile by a transaction that locked other accounts: the same answer as above.
+  if (!written) return existingOrConflict(trx, scope, input);
   const values = sql.join(moves.map((m) => sql`(${m.account.id}::text, ${m.amount.toString()}::bigint)`));
   await sql`UPDATE ledger_accounts AS a SET balance = a.balance + v.delta, updated_at = ${now} FROM (VALUES ${values}) AS v(id, delta) WHERE a.id = v.id`.execute(trx);
   for (const m of moves) m.account.balance += m.amount;
-  const byAccount = new Map(moves.map((m) => [m.account.id, m.account]));
-  return {
-    id: txId,
-    company_id: scope.companyId,
-    environment: scope.environment,
-    kind: input.kind,
-    currency: input.currency,
-    source: { ...input.source },
-    created_at: now,
-    entries: entries.map((e) => {
-      const a = byAccount.get(e.account_id)!;
-      return { id: e.id, account_id: e.account_id, account: { companyId: a.companyId, kind: a.kind }, amount: BigInt(e.amount) };
-    }),
-    created: true,
-  };
+  return postedResult(scope, input, written.txId, now, written.entries, new Map(moves.map((m) => [m.account.id, m.account])));
 }
 
 /**
@@ -335,7 +415,7 @@ function checkSplits(scope: LedgerScope, amount: bigint, splits: SplitShare[]): 
 }
 
 /** Moves the shares from the company's available balance to the wallets (one `split` transaction). */
-async function postSplits(trx: Transaction<DB>, scope: LedgerScope, currency: string, source: LedgerSource, shares: SplitShare[], locked: Locked): Promise<PostedTransaction | null> {
+async function postSplits(trx: Transaction<DB>, scope: LedgerScope, currency: string, source: LedgerSource, shares: SplitShare[], locked: Locked | undefined): Promise<PostedTransaction | null> {
   if (shares.length === 0) return null;
   const total = shares.reduce((sum, s) => sum + s.amount, 0n);
   return post(
@@ -374,8 +454,9 @@ export async function recordCollection(trx: Transaction<DB>, scope: LedgerScope,
   const shares = checkSplits(scope, input.amount, input.splits ?? []);
   if (input.pending && shares.length) throw new LedgerError('splits of pending money are made when it settles: pass them to settlePending');
   const target: AccountKind = input.pending ? 'company_pending' : 'company_available';
-  // Every account of both transactions, locked together in the one order.
-  const locked = await lockAccounts(trx, scope, input.currency, [{ kind: 'external_clearing' }, { kind: target }, ...shares.map((s) => ({ kind: 'wallet' as const, companyId: s.walletCompanyId }))]);
+  // With splits, every account of both transactions is locked together first, in the one order;
+  // a plain collection locks its two accounts last, by the balance update (the hot path).
+  const locked = shares.length ? await lockAccounts(trx, scope, input.currency, [{ kind: 'external_clearing' }, { kind: target }, ...shares.map((s) => ({ kind: 'wallet' as const, companyId: s.walletCompanyId }))]) : undefined;
   const collection = await post(
     trx,
     scope,

@@ -210,7 +210,9 @@ describe('payments: expiration', () => {
   });
   after(() => h.close());
 
-  test('pending → expired at expires_at (payment.expired once); paid or cancelled payments are left alone', async () => {
+  test('pending → expired at expires_at (payment.expired once); paid or cancelled payments are left alone', async (t) => {
+    h.clock.freeze();
+    t.after(() => h.clock.unfreeze());
     const at = new Date(h.clock.now().getTime() + HOUR).toISOString();
     const p = await createPayment(co, { expires_at: at });
     const paid = await createPayment(co, { expires_at: at });
