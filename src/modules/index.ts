@@ -15,11 +15,13 @@ import { registerWebhookWorkers, webhookRoutes } from './webhooks/routes.ts';
 import { paymentRoutes } from './payments/routes.ts';
 import { registerPaymentJobs } from './payments/service.ts';
 import { templateRoutes } from './templates/routes.ts';
+import { invoiceRoutes } from './invoices/routes.ts';
+import { registerInvoiceJobs } from './invoices/service.ts';
 import { payerPages } from '../pages/routes.ts';
 import { seedTemplates } from './templates/service.ts';
 
 /** Every domain module's routes, in one list the app factory registers under /v1. */
-export const modules: ModuleRegistrar[] = [customerRoutes, bankRoutes, accountRoutes, connectLinkRoutes, webhookRoutes, eventRoutes, paymentRoutes, templateRoutes, ledgerRoutes, cardRoutes, chargeRoutes];
+export const modules: ModuleRegistrar[] = [customerRoutes, bankRoutes, accountRoutes, connectLinkRoutes, webhookRoutes, eventRoutes, paymentRoutes, templateRoutes, ledgerRoutes, cardRoutes, chargeRoutes, invoiceRoutes];
 
 /** Payer-facing HTML pages (hosted payment page, payment portal), outside /v1 and without an API key. */
 export const pages: ModuleRegistrar[] = [payerPages];
@@ -36,4 +38,5 @@ export function registerJobHandlers(deps: AppDeps): void {
   registerWebhookWorkers(deps);
   registerPaymentJobs(deps);
   registerChargeWorkers(deps);
+  registerInvoiceJobs(deps);
 }
