@@ -13,6 +13,7 @@ import { eventRoutes } from './events/routes.ts';
 import { ledgerRoutes } from './ledger/routes.ts';
 import { registerWebhookWorkers, webhookRoutes } from './webhooks/routes.ts';
 import { paymentRoutes } from './payments/routes.ts';
+import { priceRoutes } from './prices/routes.ts';
 import { registerPaymentJobs } from './payments/service.ts';
 import { templateRoutes } from './templates/routes.ts';
 import { invoiceRoutes } from './invoices/routes.ts';
@@ -21,7 +22,8 @@ import { payerPages } from '../pages/routes.ts';
 import { seedTemplates } from './templates/service.ts';
 
 /** Every domain module's routes, in one list the app factory registers under /v1. */
-export const modules: ModuleRegistrar[] = [customerRoutes, bankRoutes, accountRoutes, connectLinkRoutes, webhookRoutes, eventRoutes, paymentRoutes, templateRoutes, ledgerRoutes, cardRoutes, chargeRoutes, invoiceRoutes];
+export const modules: ModuleRegistrar[] = [customerRoutes, bankRoutes, accountRoutes, connectLinkRoutes, webhookRoutes, eventRoutes, paymentRoutes, templateRoutes, ledgerRoutes, cardRoutes, chargeRoutes, priceRoutes,
+  invoiceRoutes];
 
 /** Payer-facing HTML pages (hosted payment page, payment portal), outside /v1 and without an API key. */
 export const pages: ModuleRegistrar[] = [payerPages];
