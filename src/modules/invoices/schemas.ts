@@ -35,6 +35,7 @@ export const idParams = z.object({ id: z.string() });
 export const creditNoteParams = z.object({ id: z.string(), credit_note_id: z.string() });
 
 const line = z.object({
+  price_id: z.string().optional().describe('catalog lines only'),
   description: z.string(),
   quantity: z.number(),
   unit_amount: z.number(),
