@@ -129,7 +129,7 @@ describe('invoices', () => {
     const res = await create({ customer_id: customer.id, items: LINES, stamp_policy: 'on_issue' });
     assert.equal(res.status, 201, res.raw);
     assert.equal(res.body.fiscal_status, null);
-    await drainJobs(h);
+    await drainJobs(h, co);
     const inv = (await co.req({ url: `/v1/invoices/${res.body.id}` })).body;
     assert.equal(inv.fiscal_status, 'stamped');
     assert.equal(inv.status, 'CREATED');
@@ -171,7 +171,7 @@ describe('invoices', () => {
   test('test_scenario stamp_rejected: invoice.stamp_rejected with a DIAN-style reason', async () => {
     const res = await create({ customer_id: customer.id, items: LINES, stamp_policy: 'on_issue', test_scenario: 'stamp_rejected' });
     assert.equal(res.status, 201, res.raw);
-    await drainJobs(h);
+    await drainJobs(h, co);
     const inv = (await co.req({ url: `/v1/invoices/${res.body.id}` })).body;
     assert.equal(inv.fiscal_status, 'rejected');
     assert.equal(inv.stampings[0].status, 'rejected');
@@ -183,13 +183,13 @@ describe('invoices', () => {
 
   test('manual: POST /stamp queues it once; policies none/on_issue/on_payment and lineless refuse', async () => {
     const manual = (await create({ customer_id: customer.id, items: LINES, stamp_policy: 'manual' })).body;
-    await drainJobs(h);
+    await drainJobs(h, co);
     assert.equal((await co.req({ url: `/v1/invoices/${manual.id}` })).body.fiscal_status, null, 'manual waits for the trigger');
     const stamp = await co.req({ url: `/v1/invoices/${manual.id}/stamp`, body: {} });
     assert.equal(stamp.status, 200, stamp.raw);
     assert.equal(stamp.body.fiscal_status, 'pending');
     expectError(await co.req({ url: `/v1/invoices/${manual.id}/stamp`, body: {} }), 422, 'invoice_not_stampable');
-    await drainJobs(h);
+    await drainJobs(h, co);
     assert.equal((await co.req({ url: `/v1/invoices/${manual.id}` })).body.fiscal_status, 'stamped');
     for (const policy of ['none', 'on_payment']) {
       const inv = (await create({ customer_id: customer.id, items: LINES, stamp_policy: policy })).body;
@@ -198,18 +198,18 @@ describe('invoices', () => {
     const onIssue = (await create({ customer_id: customer.id, items: LINES, stamp_policy: 'on_issue' })).body;
     expectError(await co.req({ url: `/v1/invoices/${onIssue.id}/stamp`, body: {} }), 422, 'invoice_not_stampable');
     expectError(await co.req({ url: '/v1/invoices/inv_nope/stamp', body: {} }), 404, 'record_not_found');
-    await drainJobs(h);
+    await drainJobs(h, co);
   });
 
   test('a rejected manual invoice may be stamped again: same number, one accepted document', async () => {
     const inv = (await create({ customer_id: customer.id, items: LINES, stamp_policy: 'manual', test_scenario: 'stamp_rejected' })).body;
     await co.req({ url: `/v1/invoices/${inv.id}/stamp`, body: {} });
-    await drainJobs(h);
+    await drainJobs(h, co);
     const rejected = (await co.req({ url: `/v1/invoices/${inv.id}` })).body;
     assert.equal(rejected.fiscal_status, 'rejected');
     await h.runtime.deps.database.db.updateTable('invoices').set({ test_scenario: null }).where('id', '=', inv.id).execute();
     assert.equal((await co.req({ url: `/v1/invoices/${inv.id}/stamp`, body: {} })).status, 200);
-    await drainJobs(h);
+    await drainJobs(h, co);
     const done = (await co.req({ url: `/v1/invoices/${inv.id}` })).body;
     assert.equal(done.fiscal_status, 'stamped');
     assert.deepEqual(done.stampings.map((s: any) => s.status), ['rejected', 'accepted']);
@@ -221,7 +221,7 @@ describe('invoices', () => {
     const job = await h.runtime.deps.database.db.selectFrom('jobs').selectAll().where('kind', '=', 'invoices.stamp').orderBy('run_at', 'desc').executeTakeFirstOrThrow();
     await Promise.all([runStamping(h.runtime.deps, job.payload), runStamping(h.runtime.deps, job.payload)]);
     await runStamping(h.runtime.deps, job.payload);
-    await drainJobs(h);
+    await drainJobs(h, co);
     const rows = await h.runtime.deps.database.db.selectFrom('stampings').selectAll().where('invoice_id', '=', inv.id).execute();
     assert.equal(rows.length, 1);
     assert.equal(rows[0].status, 'accepted');
@@ -231,7 +231,7 @@ describe('invoices', () => {
 
   test('on_payment: approved → PAID (invoice.paid) and stamped; cancel → CANCELED (invoice.canceled)', async () => {
     const inv = (await create({ customer_id: customer.id, items: LINES, stamp_policy: 'on_payment' })).body;
-    await drainJobs(h);
+    await drainJobs(h, co);
     assert.equal((await co.req({ url: `/v1/invoices/${inv.id}` })).body.fiscal_status, null);
     const paid = await co.req({ url: `/v1/payments/${inv.payment_id}/resolve`, body: { action: 'approve' } });
     assert.equal(paid.status, 200, paid.raw);
@@ -239,7 +239,7 @@ describe('invoices', () => {
     assert.equal(after.status, 'PAID');
     assert.equal(after.fiscal_status, 'pending');
     assert.ok((await eventsOf(co, 'invoice.paid')).some((e) => e.data.id === inv.id));
-    await drainJobs(h);
+    await drainJobs(h, co);
     assert.equal((await co.req({ url: `/v1/invoices/${inv.id}` })).body.fiscal_status, 'stamped');
 
     const other = (await create({ customer_id: customer.id, items: LINES })).body;
@@ -254,7 +254,7 @@ describe('invoices', () => {
     expectError(await co.req({ url: `/v1/invoices/${draft.id}/credit-notes`, body: { amount: 100, reason: 'x' } }), 422, 'credit_note_not_issuable', 'credit_note_not_issuable');
 
     const inv = (await create({ customer_id: customer.id, items: LINES, stamp_policy: 'on_issue' })).body;
-    await drainJobs(h);
+    await drainJobs(h, co);
     const first = await co.req({ url: `/v1/invoices/${inv.id}/credit-notes`, body: { amount: 1_000_001, reason: 'Descuento' } });
     assert.equal(first.status, 201, first.raw);
     assert.match(first.body.id, /^cn_[0-9a-z]{26}$/);
@@ -272,7 +272,7 @@ describe('invoices', () => {
     assert.equal(rest.body.amount, 2_975_000 - 1_000_001);
     assert.equal(rest.body.discrepancy_code, '2');
     expectError(await co.req({ url: `/v1/invoices/${inv.id}/credit-notes`, body: {} }), 422, 'credit_note_not_issuable');
-    await drainJobs(h);
+    await drainJobs(h, co);
 
     const detail = (await co.req({ url: `/v1/invoices/${inv.id}` })).body;
     assert.equal(detail.credited_amount, 2_975_000);
@@ -297,12 +297,12 @@ describe('invoices', () => {
   test('refunding the payment of a stamped invoice issues a credit note for what remains', async () => {
     const inv = (await create({ customer_id: customer.id, items: LINES, stamp_policy: 'on_payment' })).body;
     await co.req({ url: `/v1/payments/${inv.payment_id}/resolve`, body: { action: 'approve' } });
-    await drainJobs(h);
+    await drainJobs(h, co);
     await co.req({ url: `/v1/invoices/${inv.id}/credit-notes`, body: { amount: 500, reason: 'Ajuste' } });
     const refund = await co.req({ url: `/v1/payments/${inv.payment_id}/refund`, body: {} });
     assert.equal(refund.status, 200, refund.raw);
     assert.equal(refund.body.status, 'refunded');
-    await drainJobs(h);
+    await drainJobs(h, co);
     const detail = (await co.req({ url: `/v1/invoices/${inv.id}` })).body;
     assert.equal(detail.status, 'REFUNDED');
     assert.equal(detail.credit_notes.length, 2);
@@ -327,7 +327,7 @@ describe('invoices', () => {
 
   test('scoping: other company and the other environment', async () => {
     const inv = (await create({ customer_id: customer.id, items: LINES, stamp_policy: 'on_issue' })).body;
-    await drainJobs(h);
+    await drainJobs(h, co);
     for (const url of [`/v1/invoices/${inv.id}`, `/v1/invoices/${inv.id}/xml`, `/v1/invoices/${inv.id}/pdf`]) await expectScoped(co, other, { url });
     await expectScoped(co, other, { url: `/v1/invoices/${inv.id}/credit-notes`, body: { amount: 100 } });
     await expectScoped(co, other, { url: `/v1/invoices/${inv.id}/stamp`, body: {} });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { Company, Harness } from '../../../test/harness.ts';
-import { POLL_MS } from './stamping.ts';
+import { EMAIL_JOB, POLL_MS, runStamping, sendStampedEmail, STAMP_JOB } from './stamping.ts';
 
 /** A customer with every receiver field an invoice needs (natural person, CC). */
 export async function invoiceableCustomer(co: Company, extra: Record<string, unknown> = {}): Promise<any> {
@@ -26,14 +26,37 @@ export const LINES = [
   { description: 'Soporte', unit_amount: 595_000, tax: { rate: 19, behavior: 'inclusive' } },
 ];
 
-/** Runs background jobs (advancing the clock past each poll) until nothing is left to do. */
-export async function drainJobs(h: Harness, rounds = 20): Promise<void> {
-  for (let i = 0; i < rounds; i++) {
-    const ran = await h.runtime.deps.jobs.tick();
-    h.clock.advance(POLL_MS + 1);
-    const more = await h.runtime.deps.jobs.tick();
-    if (ran === 0 && more === 0) return;
+/**
+ * Runs this module's background jobs of the given companies (advancing the clock past each poll)
+ * until none is due. Only these companies' jobs: on PostgreSQL other test files share the jobs table.
+ */
+export async function drainJobs(h: Harness, ...companies: Company[]): Promise<void> {
+  const db = h.runtime.deps.database.db;
+  const ids = new Set(companies.map((c) => c.company.id));
+  for (let round = 0; round < 100; round++) {
+    const due = await db
+      .selectFrom('jobs')
+      .selectAll()
+      .where('kind', 'in', [STAMP_JOB, EMAIL_JOB])
+      .where('run_at', '<=', h.clock.now())
+      .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', h.clock.now())]))
+      .orderBy('run_at')
+      .execute();
+    const mine = due.filter((j) => ids.has(String(j.payload.company_id)));
+    if (mine.length === 0) {
+      const later = await db.selectFrom('jobs').select(['payload']).where('kind', '=', STAMP_JOB).execute();
+      if (!later.some((j) => ids.has(String(j.payload.company_id)))) return;
+      h.clock.advance(POLL_MS + 1);
+      continue;
+    }
+    for (const job of mine) {
+      const claimed = await db.deleteFrom('jobs').where('id', '=', job.id).returning('id').executeTakeFirst();
+      if (!claimed) continue;
+      if (job.kind === STAMP_JOB) await runStamping(h.runtime.deps, job.payload);
+      else await sendStampedEmail(h.runtime.deps, job.payload);
+    }
   }
+  throw new Error('jobs still due after 100 rounds');
 }
 
 /** The events of a type for the company (newest first), as GET /events answers them. */
