@@ -22,7 +22,8 @@ describe(`invoices under concurrency (${ENGINE})`, () => {
   }
 
   test('100 concurrent stamped invoices: folios contiguous, no gap, no duplicate', async () => {
-    const N = 100;
+    // 100 on PostgreSQL (the acceptance); fewer on the embedded engine, which serialises everything anyway.
+    const N = ENGINE === 'postgres' ? 100 : 25;
     const created = await Promise.all(Array.from({ length: N }, () => co.req({ url: '/v1/invoices', body: { customer_id: customer.id, items: LINES, stamp_policy: 'on_issue' } })));
     for (const r of created) assert.equal(r.status, 201, r.raw);
     // Every stamping job at once, each twice (a retry racing the first run).

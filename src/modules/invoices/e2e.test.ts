@@ -63,6 +63,15 @@ describe('invoicing end to end', () => {
     });
     assert.equal(customer.status, 200, customer.raw);
 
+    const resolution = await co.req({
+      url: '/v1/fiscal-resolutions',
+      body: { number: '18764000001234', prefix: 'FE', document_type: 'invoice', from: 1, to: 5000, valid_from: '2026-01-01', valid_until: '2030-12-31', technical_key: 'a1b2c3d4e5f6a7b8c9d0' },
+    });
+    assert.equal(resolution.status, 200, resolution.raw);
+    assert.equal(resolution.body.status, 'draft');
+    const active = await co.req({ url: `/v1/fiscal-resolutions/${resolution.body.id}/activate`, body: {} });
+    assert.equal(active.body.status, 'active', active.raw);
+
     const created = await co.req({
       url: '/v1/invoices',
       body: { customer_id: customer.body.id, stamp_policy: 'on_payment', name: 'Pedido 778', items: [{ description: 'Licencia anual', unit_amount: 120_000_00, tax: { rate: 19 } }] },
@@ -86,6 +95,7 @@ describe('invoicing end to end', () => {
     assert.equal(s.status, 'accepted');
     assert.equal(s.total, 142_800_00);
     assert.match(s.cufe, /^[0-9a-f]{96}$/);
+    assert.equal(s.number, 'FE1', 'numbered under the resolution just activated');
     const path = (url: string) => url.replace('http://recaudo.test', '');
     const xml = await co.req({ url: path(s.xml_url) });
     assert.equal(xml.status, 200);

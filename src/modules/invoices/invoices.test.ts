@@ -313,6 +313,25 @@ describe('invoices', () => {
     expectValidation(await co.req({ url: `/v1/payments/${inv.payment_id}/refund`, body: {} }), 'status');
   });
 
+  test('no folios left: the invoice is created, its stamping is rejected with resolution_not_activatable', async () => {
+    const third = await h.company('Sin folios SAS');
+    const buyer = await invoiceableCustomer(third);
+    // Use up every resolution of the company (the defaults are created on first use).
+    const first = (await third.req({ url: '/v1/invoices', body: { customer_id: buyer.id, items: LINES, stamp_policy: 'on_issue' } })).body;
+    await drainJobs(h, third);
+    assert.equal((await third.req({ url: `/v1/invoices/${first.id}` })).body.fiscal_status, 'stamped');
+    await h.runtime.deps.database.db.updateTable('fiscal_resolutions').set((eb) => ({ next_folio: eb('to_folio', '+', 1n) })).where('company_id', '=', third.company.id).execute();
+    const res = await third.req({ url: '/v1/invoices', body: { customer_id: buyer.id, items: LINES, stamp_policy: 'on_issue' } });
+    assert.equal(res.status, 201, res.raw);
+    await drainJobs(h, third);
+    const inv = (await third.req({ url: `/v1/invoices/${res.body.id}` })).body;
+    assert.equal(inv.status, 'CREATED');
+    assert.equal(inv.fiscal_status, 'rejected');
+    assert.deepEqual(inv.stampings.map((s: any) => [s.status, s.number, s.rejection_reason]), [['rejected', null, 'resolution_not_activatable']]);
+    const ev = (await eventsOf(third, 'invoice.stamp_rejected')).find((e) => e.data.invoice_id === inv.id);
+    assert.deepEqual(ev.data, { invoice_id: inv.id, stamping: { status: 'rejected', number: null, rejection_reason: 'resolution_not_activatable' } });
+  });
+
   test('lists: filters, unknown filter 400, sort', async () => {
     const res = await co.req({ url: '/v1/invoices?filter[reference]=REF-000123&sort=-created_at' });
     assert.equal(res.status, 200);
