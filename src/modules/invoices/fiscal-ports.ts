@@ -1,12 +1,29 @@
 import type { AppDeps } from '../../platform/context.ts';
 import { SimpleDocumentBuilder } from './document/simple-builder.ts';
-import type { DocumentBuilder, FiscalEnvironment, TaxAuthority } from './ports.ts';
+import type { AuthorityOutcome, DocumentBuilder, FiscalEnvironment, SubmitInput, TaxAuthority } from './ports.ts';
 import { SandboxTaxAuthority } from './sandbox-authority.ts';
 
 /** What stamping uses in one environment. */
 export interface FiscalPorts {
   builder: DocumentBuilder;
   authority: TaxAuthority;
+}
+
+/**
+ * The live authority until the DIAN client exists (issue 7): a live document is never "accepted"
+ * by a simulation; every submission is rejected with a clear reason (the folio is kept for the retry).
+ */
+export class UnconfiguredTaxAuthority implements TaxAuthority {
+  private outcome(input: SubmitInput): AuthorityOutcome {
+    const reason = 'tax_authority_not_configured: the DIAN web service client is not configured for the live environment';
+    return { status: 'rejected', trackId: input.built.identityCode, reason, messages: [reason] };
+  }
+  async submit(input: SubmitInput): Promise<AuthorityOutcome> {
+    return this.outcome(input);
+  }
+  async status(input: SubmitInput & { trackId: string }): Promise<AuthorityOutcome> {
+    return this.outcome(input);
+  }
 }
 
 /**
@@ -19,7 +36,7 @@ export function createFiscalPorts(deps: AppDeps): Record<FiscalEnvironment, Fisc
   const sandbox = new SandboxTaxAuthority({ clock: deps.clock, delayMs: deps.config.sandboxStampDelayMs });
   return {
     test: { builder, authority: sandbox },
-    live: { builder, authority: sandbox },
+    live: { builder, authority: new UnconfiguredTaxAuthority() },
   };
 }
 
