@@ -6,7 +6,8 @@ import { errorResponses } from '../../platform/http/openapi.ts';
 import { listPath } from '../../platform/http/urls.ts';
 import { listEnvelopeSchema, listQuerySchema } from '../../platform/lists/lists.ts';
 import { checkExpiry } from './resolutions.ts';
-import { createResolutionBody, idParams, resolutionResponse } from './schemas.ts';
+import { getFiscalProfile, putFiscalProfile } from './profile.ts';
+import { createResolutionBody, fiscalProfileBody, fiscalProfileResponse, idParams, resolutionResponse } from './schemas.ts';
 import { activateResolution, createResolution, EXPIRY_JOB, getResolution, listResolutions, resolutionList } from './service.ts';
 
 const tags = ['Invoicing'];
@@ -38,6 +39,22 @@ export function fiscalRoutes(app: FastifyInstance): void {
   r.get('/fiscal-resolutions/:id', {
     schema: { tags, summary: 'Get a resolution with its folio counts', params: idParams, response: { 200: resolutionResponse, ...errorResponses(401, 404) } },
     handler: async (req) => getResolution(req.ctx, req.params.id),
+  });
+
+  r.get('/fiscal-profile', {
+    schema: { tags, summary: 'The company fiscal profile of this environment', response: { 200: fiscalProfileResponse, ...errorResponses(401, 404) } },
+    handler: async (req) => getFiscalProfile(req.ctx.db, req.ctx),
+  });
+
+  r.put('/fiscal-profile', {
+    schema: {
+      tags,
+      summary: 'Set the company fiscal profile of this environment',
+      description: 'Fields not sent keep their value (in test, the default sandbox profile\'s). software_pin, certificate and certificate_password are write-only.',
+      body: fiscalProfileBody,
+      response: { 200: fiscalProfileResponse, ...errorResponses(401, 404, 422) },
+    },
+    handler: async (req) => putFiscalProfile(req.ctx.db, req.ctx, req.body, req.ctx.deps.clock.now()),
   });
 }
 

@@ -43,3 +43,51 @@ export const resolutionResponse = z.object({
 });
 
 export const idParams = z.object({ id: z.string() });
+
+// ---- Company fiscal profile (GET/PUT /fiscal-profile) ----
+
+/** PUT /fiscal-profile: fields not sent keep their value (in test: the default profile's). */
+export const fiscalProfileBody = z.object({
+  nit: z.string().regex(/^\d{5,15}$/, 'must be the NIT digits (5 to 15), without the check digit').optional(),
+  dv: z.union([z.string().regex(/^\d$/, 'must be one digit'), z.number().int().min(0).max(9)]).optional().describe('NIT check digit'),
+  legal_name: z.string().min(1).max(450).optional(),
+  trade_name: z.string().min(1).max(450).nullish(),
+  address: z
+    .object({
+      line: z.string().min(1).max(255),
+      city_code: z.string().regex(/^\d{5}$/, 'must be a 5-digit DIVIPOLA municipality code'),
+    })
+    .optional(),
+  email: z.email('must be a valid e-mail address').max(255).nullish(),
+  phone: z.string().regex(/^\+?[0-9 ()-]{7,20}$/, 'must be a phone number').nullish(),
+  fiscal_responsibilities: z.array(z.string().max(20)).min(1).max(20).optional().describe('DIAN responsibility codes, e.g. O-13, O-15, R-99-PN'),
+  tax_regime: z.string().max(10).optional().describe('48 (IVA responsible) or 49 (not responsible)'),
+  software_id: z.string().min(1).max(100).optional().describe('software id registered with DIAN'),
+  software_pin: z.string().min(1).max(100).optional().describe('write-only: never returned'),
+  certificate: z.string().max(300_000).nullish().describe('write-only: the signing certificate as base64 PKCS#12 (with certificate_password); null removes it'),
+  certificate_password: z.string().max(500).optional().describe('write-only: password of the PKCS#12'),
+});
+export type FiscalProfileBody = z.infer<typeof fiscalProfileBody>;
+
+export const fiscalProfileResponse = z.object({
+  configured: z.boolean().describe('false in live until the profile is set'),
+  is_default: z.boolean().describe('test only: the built-in sandbox profile, not yet overridden'),
+  is_test: z.boolean(),
+  nit: z.string().nullable(),
+  dv: z.string().nullable(),
+  legal_name: z.string().nullable(),
+  trade_name: z.string().nullable(),
+  address: z.object({ line: z.string(), city_code: z.string() }).nullable(),
+  email: z.string().nullable(),
+  phone: z.string().nullable(),
+  fiscal_responsibilities: z.array(z.string()),
+  tax_regime: z.string().nullable(),
+  software_id: z.string().nullable(),
+  software_pin_set: z.boolean(),
+  certificate: z
+    .object({ subject: z.string(), issuer: z.string(), serial: z.string(), valid_from: z.string(), valid_until: z.string() })
+    .nullable()
+    .describe('summary of the signing certificate; the PKCS#12 and its password are never returned'),
+  updated_at: z.string().nullable(),
+});
+export type FiscalProfileResponse = z.infer<typeof fiscalProfileResponse>;
