@@ -332,6 +332,22 @@ describe('invoices', () => {
     assert.deepEqual(ev.data, { invoice_id: inv.id, stamping: { status: 'rejected', number: null, rejection_reason: 'resolution_not_activatable' } });
   });
 
+  test('live without a fiscal profile: created, stamping rejected before any folio (fiscal_profile_missing)', async () => {
+    const buyer = await co.req({
+      url: '/v1/customers',
+      env: 'live',
+      body: { first_name: 'Live', last_name: 'Buyer', email: 'live.buyer@example.com', document_type: 'CC', document_number: '123456789', address: { line: 'Calle 1', city_code: '11001' } },
+    });
+    const res = await create({ customer_id: buyer.body.id, items: LINES, stamp_policy: 'on_issue' }, { env: 'live' });
+    assert.equal(res.status, 201, res.raw);
+    assert.equal(res.body.is_test, false);
+    await drainJobs(h, co);
+    const inv = (await co.req({ url: `/v1/invoices/${res.body.id}`, env: 'live' })).body;
+    assert.equal(inv.fiscal_status, 'rejected');
+    assert.match(inv.stampings[0].rejection_reason, /^fiscal_profile_missing/);
+    assert.equal(inv.stampings[0].number, null);
+  });
+
   test('lists: filters, unknown filter 400, sort', async () => {
     const res = await co.req({ url: '/v1/invoices?filter[reference]=REF-000123&sort=-created_at' });
     assert.equal(res.status, 200);
