@@ -62,9 +62,9 @@ export function invoiceRoutes(app: FastifyInstance, _deps: AppDeps): void {
         'amount: integer cents (omitted: what remains); reason. The credit note is stamped under the credit_note resolution (CUDE); invoice.credit_note_issued when accepted. 422 credit_note_not_issuable when the invoice is not stamped or the amount exceeds what remains.',
       params: idParams,
       body: creditNoteBody,
-      response: { 201: creditNoteResponse, ...errorResponses(401, 404, 409, 422) },
+      response: { 200: creditNoteResponse, ...errorResponses(401, 404, 409, 422) },
     },
-    handler: async (req, reply) => reply.code(201).send(await createCreditNote(req.ctx, req.params.id, req.body ?? {})),
+    handler: async (req) => createCreditNote(req.ctx, req.params.id, req.body ?? {}),
   });
 
   r.get('/invoices/:id/credit-notes/:credit_note_id', {
