@@ -6,6 +6,7 @@ import { prefixedId } from '../../platform/ids.ts';
 import { emitEvent } from '../../platform/outbox/outbox.ts';
 import { EmailError } from '../../rails/index.ts';
 import { loadFiscalIssuer } from '../fiscal/profile.ts';
+import { dianAmount } from './dian/cufe.ts';
 import { allocateFolio } from '../fiscal/resolutions.ts';
 import { issueCreditNoteIn } from './credit-notes.ts';
 import { fiscalPorts } from './fiscal-ports.ts';
@@ -176,12 +177,13 @@ export async function runStamping(deps: AppDeps, payload: Record<string, unknown
     await lockInvoice(trx, scope, first.invoice_id);
     const row = (await loadStamping(trx, scope, id, true))!;
     if (row.status === 'accepted' || row.status === 'rejected') return null;
-    if (row.folio !== null) return row;
-    const now = deps.clock.now();
     if (!issuer) {
+      // Before any folio is taken (or, if the profile went away meanwhile, keeping the folio for the retry).
       await settleIn(trx, scope, row, { status: 'rejected', trackId: '', reason: 'fiscal_profile_missing: the company has no fiscal profile in this environment', messages: [] });
       return null;
     }
+    if (row.folio !== null) return row;
+    const now = deps.clock.now();
     // A new attempt of a document that was rejected keeps that attempt's number (no gap in the range).
     let previous = trx
       .selectFrom('stampings')
@@ -372,7 +374,7 @@ export async function sendStampedEmail(deps: AppDeps, payload: Record<string, un
     await deps.rails.for(scope.environment).email.send({
       to: customer.email,
       subject: `${what} ${s.number}${issuer ? ` de ${issuer.legalName}` : ''}`,
-      text: `${what} ${s.number}.\n${s.kind === 'invoice' ? 'CUFE' : 'CUDE'}: ${s.identity_code}\nTotal: ${invoice.currency} ${Number(s.total) / 100}\n\nAdjuntamos el documento electrónico (XML) y su representación gráfica (PDF).`,
+      text: `${what} ${s.number}.\n${s.kind === 'invoice' ? 'CUFE' : 'CUDE'}: ${s.identity_code}\nTotal: ${invoice.currency} ${dianAmount(s.total)}\n\nAdjuntamos el documento electrónico (XML) y su representación gráfica (PDF).`,
       fromName: issuer?.legalName,
       reference: s.id,
       attachments: [
