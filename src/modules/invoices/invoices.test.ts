@@ -4,6 +4,8 @@ import { createHarness, expectError, expectValidation, type Company, type Harnes
 import { expectScoped } from '../../../test/auth-matrix.ts';
 import { drainJobs, eventsOf, invoiceableCustomer, LINES } from './test-support.ts';
 import { runStamping } from './stamping.ts';
+import { createFiscalPorts, setFiscalPorts } from './fiscal-ports.ts';
+import type { SubmitInput } from './ports.ts';
 
 describe('invoices', () => {
   let h: Harness;
@@ -227,6 +229,39 @@ describe('invoices', () => {
     assert.equal(rows[0].status, 'accepted');
     const events = (await eventsOf(co, 'invoice.stamped')).filter((e) => e.data.invoice_id === inv.id);
     assert.equal(events.length, 1);
+  });
+
+  test('a submission whose answer is lost is settled by status, never submitted twice', async () => {
+    const real = createFiscalPorts(h.runtime.deps);
+    const calls: string[] = [];
+    let lose = true;
+    const authority = {
+      async submit(input: SubmitInput) {
+        calls.push('submit');
+        const out = await real.test.authority.submit(input);
+        if (lose) {
+          lose = false;
+          throw new Error('connection reset after the document was handed over');
+        }
+        return out;
+      },
+      async status(input: SubmitInput & { trackId: string }) {
+        calls.push(`status:${input.trackId === input.built.identityCode ? 'identity' : 'track'}`);
+        return real.test.authority.status(input);
+      },
+    };
+    setFiscalPorts(h.runtime.deps, { ...real, test: { builder: real.test.builder, authority } });
+    try {
+      const inv = (await create({ customer_id: customer.id, items: LINES, stamp_policy: 'on_issue' })).body;
+      const job = await h.runtime.deps.database.db.selectFrom('jobs').selectAll().where('kind', '=', 'invoices.stamp').orderBy('run_at', 'desc').executeTakeFirstOrThrow();
+      await assert.rejects(runStamping(h.runtime.deps, job.payload), /connection reset/);
+      await runStamping(h.runtime.deps, job.payload); // the queue's retry
+      assert.deepEqual(calls, ['submit', 'status:identity']);
+      await drainJobs(h, co);
+      assert.equal((await co.req({ url: `/v1/invoices/${inv.id}` })).body.fiscal_status, 'stamped');
+    } finally {
+      setFiscalPorts(h.runtime.deps, real);
+    }
   });
 
   test('on_payment: approved → PAID (invoice.paid) and stamped; cancel → CANCELED (invoice.canceled)', async () => {
