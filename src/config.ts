@@ -18,6 +18,8 @@ export interface Config {
   sandboxAccountDelayMs: number;
   /** Charges (docs/charges.md): a sandbox bank-account debit settles this long after it is submitted. */
   sandboxChargeDelayMs: number;
+  /** The sandbox tax authority answers a stamping after this long (docs/invoicing.md). */
+  sandboxStampDelayMs: number;
   /** Charges: the reconciler looks at a charge or refund whose request did not save its outcome after this long. */
   chargeReconcileDelayMs: number;
   /**
@@ -126,6 +128,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0),
     sandboxAccountDelayMs: int(env, 'SANDBOX_ACCOUNT_DELAY_MS', 2_000, 0),
     sandboxChargeDelayMs: int(env, 'SANDBOX_CHARGE_DELAY_MS', 3_000, 0),
+    sandboxStampDelayMs: int(env, 'SANDBOX_STAMP_DELAY_MS', 1_000, 0),
     chargeReconcileDelayMs: int(env, 'CHARGE_RECONCILE_DELAY_MS', 30_000, 0),
     cardDataSecret: cardDataSecret(env),
     webhookRetryScheduleMs: durationList(env, 'WEBHOOK_RETRY_SCHEDULE', DEFAULT_RETRY_SCHEDULE),

@@ -6,6 +6,7 @@ import { buildApp, type RouteInfo } from './platform/http/app.ts';
 import { modules, pages } from './modules/index.ts';
 import { createCompany, rotateKey, OperatorInputError } from './modules/companies/service.ts';
 import type { KeyResolver } from './platform/auth/api-keys.ts';
+import { setFiscalProfile, showFiscalProfile } from './modules/fiscal/operator.ts';
 
 export async function createHttpApp(runtime: Runtime): Promise<{ app: FastifyInstance; routes: RouteInfo[]; keys: KeyResolver }> {
   const built = await buildApp(runtime.deps, modules);
@@ -41,6 +42,8 @@ export function startControlSocket(runtime: Runtime, socketPath: string, keys: K
         keys.forget();
         return send(200, out);
       }
+      if (req.method === 'POST' && req.url === '/fiscal-profile/show') return send(200, await showFiscalProfile(db, input));
+      if (req.method === 'POST' && req.url === '/fiscal-profile/set') return send(200, await setFiscalProfile(db, input, now));
       send(404, { error: 'unknown command' });
     } catch (error) {
       send(error instanceof OperatorInputError ? 400 : 500, { error: (error as Error).message });

@@ -3,12 +3,19 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.ts';
 import { createLogger, createRuntime, DataDirBusyError } from '../runtime.ts';
 import { readLock } from '../platform/db/data-dir-lock.ts';
+import fs from 'node:fs';
 import { createCompany, rotateKey, validateCompanyInput, OperatorInputError } from '../modules/companies/service.ts';
+import { setFiscalProfile, showFiscalProfile } from '../modules/fiscal/operator.ts';
 
 const USAGE = `recaudo — operator commands
 
   recaudo companies create --name "Acme SAS" [--nit 900123456] [--feature campaigns ...] [--json]
   recaudo keys rotate --company ID --env test|live [--publishable] [--json]
+  recaudo fiscal-profile show --company ID --env test|live [--json]
+  recaudo fiscal-profile set --company ID --env test|live [--nit DIGITS --dv D --legal-name NAME
+      --trade-name NAME --address LINE --city-code DIVIPOLA --email E --phone P
+      --responsibilities O-13,O-15 --tax-regime 48 --software-id ID --software-pin PIN
+      --certificate file.p12 --certificate-password PASS] [--json]
   recaudo migrate
   recaudo worker                 run only the background workers
 
@@ -106,6 +113,51 @@ async function run(argv: string[]): Promise<void> {
       rotateKey(deps.database.db, values.company!, env, deps.clock.now(), kind),
     );
     print(!!values.json, out, `new ${env} ${kind} key for ${values.company}: ${out.key}\nThe previous key no longer works.`);
+    return;
+  }
+  if (group === 'fiscal-profile' && (action === 'show' || action === 'set')) {
+    const { values } = parseArgs({
+      args: rest,
+      options: {
+        company: { type: 'string' }, env: { type: 'string' }, json: { type: 'boolean' },
+        nit: { type: 'string' }, dv: { type: 'string' }, 'legal-name': { type: 'string' }, 'trade-name': { type: 'string' },
+        address: { type: 'string' }, 'city-code': { type: 'string' }, email: { type: 'string' }, phone: { type: 'string' },
+        responsibilities: { type: 'string' }, 'tax-regime': { type: 'string' }, 'software-id': { type: 'string' }, 'software-pin': { type: 'string' },
+        certificate: { type: 'string' }, 'certificate-password': { type: 'string' },
+      },
+      strict: true,
+    });
+    if (!values.company) throw new UsageError('--company is required');
+    if (values.env !== 'test' && values.env !== 'live') throw new UsageError('--env must be test or live');
+    const command = { company: values.company, env: values.env };
+    if (action === 'show') {
+      const out = await withDatabase('/fiscal-profile/show', command, (deps) => showFiscalProfile(deps.database.db, command));
+      print(!!values.json, out, JSON.stringify(out.profile, null, 2));
+      return;
+    }
+    const profile: Record<string, unknown> = {};
+    const copy: [string, string][] = [
+      ['nit', 'nit'], ['dv', 'dv'], ['legal-name', 'legal_name'], ['trade-name', 'trade_name'], ['email', 'email'], ['phone', 'phone'],
+      ['tax-regime', 'tax_regime'], ['software-id', 'software_id'], ['software-pin', 'software_pin'], ['certificate-password', 'certificate_password'],
+    ];
+    for (const [flag, field] of copy) if (values[flag as keyof typeof values] !== undefined) profile[field] = values[flag as keyof typeof values];
+    if (values.address !== undefined || values['city-code'] !== undefined) {
+      if (values.address === undefined || values['city-code'] === undefined) throw new UsageError('--address and --city-code go together');
+      profile.address = { line: values.address, city_code: values['city-code'] };
+    }
+    if (values.responsibilities !== undefined) profile.fiscal_responsibilities = values.responsibilities.split(',').map((c) => c.trim()).filter(Boolean);
+    if (values.certificate !== undefined) {
+      let bytes: Buffer;
+      try {
+        bytes = fs.readFileSync(values.certificate);
+      } catch (error) {
+        throw new OperatorInputError(`cannot read --certificate ${values.certificate}: ${(error as Error).message}`);
+      }
+      profile.certificate = bytes.toString('base64');
+    }
+    const input = { ...command, profile };
+    const out = await withDatabase('/fiscal-profile/set', input, (deps) => setFiscalProfile(deps.database.db, input, deps.clock.now()));
+    print(!!values.json, out, `fiscal profile of ${out.company.id} (${out.environment}) saved\n${JSON.stringify(out.profile, null, 2)}`);
     return;
   }
   throw new UsageError(`unknown command: ${argv.join(' ')}`);

@@ -10,16 +10,21 @@ import { seedBanks } from './banks/service.ts';
 import { connectLinkRoutes } from './connect-links/routes.ts';
 import { customerRoutes } from './customers/routes.ts';
 import { eventRoutes } from './events/routes.ts';
+import { fiscalRoutes, registerFiscalJobs } from './fiscal/routes.ts';
 import { ledgerRoutes } from './ledger/routes.ts';
 import { registerWebhookWorkers, webhookRoutes } from './webhooks/routes.ts';
 import { paymentRoutes } from './payments/routes.ts';
+import { priceRoutes } from './prices/routes.ts';
 import { registerPaymentJobs } from './payments/service.ts';
 import { templateRoutes } from './templates/routes.ts';
+import { invoiceRoutes } from './invoices/routes.ts';
+import { registerInvoiceJobs } from './invoices/service.ts';
 import { payerPages } from '../pages/routes.ts';
 import { seedTemplates } from './templates/service.ts';
 
 /** Every domain module's routes, in one list the app factory registers under /v1. */
-export const modules: ModuleRegistrar[] = [customerRoutes, bankRoutes, accountRoutes, connectLinkRoutes, webhookRoutes, eventRoutes, paymentRoutes, templateRoutes, ledgerRoutes, cardRoutes, chargeRoutes];
+export const modules: ModuleRegistrar[] = [customerRoutes, bankRoutes, accountRoutes, connectLinkRoutes, webhookRoutes, eventRoutes, paymentRoutes, templateRoutes, ledgerRoutes, cardRoutes, chargeRoutes, priceRoutes, fiscalRoutes,
+  invoiceRoutes];
 
 /** Payer-facing HTML pages (hosted payment page, payment portal), outside /v1 and without an API key. */
 export const pages: ModuleRegistrar[] = [payerPages];
@@ -36,4 +41,6 @@ export function registerJobHandlers(deps: AppDeps): void {
   registerWebhookWorkers(deps);
   registerPaymentJobs(deps);
   registerChargeWorkers(deps);
+  registerFiscalJobs(deps);
+  registerInvoiceJobs(deps);
 }

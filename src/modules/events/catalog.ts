@@ -11,6 +11,8 @@ export const EVENT_TYPES = [
   'account.pending', 'account.connected', 'account.disconnected', 'account.validated', 'account.uncompleted',
   'invoice.created', 'invoice.paid', 'invoice.canceled',
   'invoice.stamped', 'invoice.stamp_rejected', 'invoice.credit_note_issued',
+  // Fiscal resolution alerts (docs/invoicing.md): range 80 % / 95 % used, 30 days before valid_until.
+  'fiscal_resolution.range_alert', 'fiscal_resolution.expiring',
   'utility.paid', 'utility.rejected', 'connect_link.completed', 'balance.updated', 'wallet.transaction.created',
 ] as const;
 

@@ -24,7 +24,7 @@ import {
   resolvePaymentBody,
   updatePaymentBody,
 } from './schemas.ts';
-import { cancelPayment, createPayment, getPayment, listPayments, resendPayment, resolvePayment, updatePayment } from './service.ts';
+import { cancelPayment, createPayment, getPayment, listPayments, refundPayment, resendPayment, resolvePayment, updatePayment } from './service.ts';
 
 const tags = ['Payments'];
 
@@ -152,6 +152,18 @@ export function paymentRoutes(app: FastifyInstance, deps: AppDeps): void {
       response: { 200: paymentResponse, ...errorResponses(401, 403, 404, 409, 422) },
     },
     handler: async (req) => resolvePayment(req.ctx, req.params.id, req.body),
+  });
+
+  r.post('/payments/:id/refund', {
+    schema: {
+      tags,
+      summary: 'Refund a payment',
+      description:
+        'Gives back everything paid of an approved payment: refunded (event payment.refunded), a ledger refund (422 insufficient_balance when the available balance is short). Anything but approved: 422 validation_error on status. The stamped invoice of the payment gets a credit note for what remains (docs/invoicing.md).',
+      params: idParams,
+      response: { 200: paymentResponse, ...errorResponses(401, 404, 409, 422) },
+    },
+    handler: async (req) => refundPayment(req.ctx, req.params.id),
   });
 
   r.get('/payment-intents', {

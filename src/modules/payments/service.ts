@@ -58,23 +58,43 @@ async function scheduleExpiration(trx: Executor, scope: PaymentScope, row: Payme
 }
 
 export async function createPayment(ctx: RequestContext, body: CreatePaymentBody): Promise<PaymentResponse> {
-  const now = ctx.deps.clock.now();
+  return inTransaction(ctx.db, async (trx) => toPaymentResponse(await createPaymentIn(trx, { ...ctx, db: trx }, body), ctx.deps.config.baseUrl));
+}
+
+/**
+ * Creates a payment inside the caller's transaction (POST /payments, and the payment an invoice
+ * gets in the same transaction as the invoice): every rule, the insert through the transition
+ * table (payment.created), the expiration job and the link message.
+ */
+export async function createPaymentIn(trx: Transaction<DB>, scope: PaymentScope, body: PaymentInput): Promise<PaymentRow> {
+  const now = scope.deps.clock.now();
   const rc: RuleContext = {
-    db: ctx.db,
-    companyId: ctx.companyId,
-    environment: ctx.environment,
+    db: trx,
+    companyId: scope.companyId,
+    environment: scope.environment,
     now,
-    maxTransactionCop: await maxTransactionCop(ctx.db, ctx.companyId),
+    maxTransactionCop: await maxTransactionCop(trx, scope.companyId),
     checks: () => true,
   };
   const { errors, value } = await resolvePaymentFields(rc, body);
   if (Object.keys(errors).length) throw validationError(errors);
+  const row = await insertPayment(trx, scope, { ...columns(value), id: prefixedId('pay', now.getTime()), created_at: now, updated_at: now });
+  await scheduleExpiration(trx, scope, row);
+  // The link goes out by the channel after commit (phone → messaging, email → e-mail).
+  await recordMessage(trx, scope, row, 'link', row.template_id, { notified: true }); // payment.created notified
+  return row;
+}
+
+/**
+ * POST /payments/{id}/refund: gives back everything paid of an approved payment (payment.refunded,
+ * ledger refund). Anything but approved is refused with a validation error on status.
+ */
+export async function refundPayment(ctx: RequestContext, id: string): Promise<PaymentResponse> {
   return inTransaction(ctx.db, async (trx) => {
-    const row = await insertPayment(trx, ctx, { ...columns(value), id: prefixedId('pay', now.getTime()), created_at: now, updated_at: now });
-    await scheduleExpiration(trx, ctx, row);
-    // The link goes out by the channel after commit (phone → messaging, email → e-mail).
-    await recordMessage(trx, ctx, row, 'link', row.template_id, { notified: true }); // payment.created notified
-    return toPaymentResponse(row, ctx.deps.config.baseUrl);
+    const scope = { ...ctx, db: trx };
+    const current = await loadPayment(scope, id, true);
+    if (!paymentTransition(current.status, 'refund')) throw validationError({ status: [`the payment is ${current.status}; only an approved payment can be refunded`] });
+    return toPaymentResponse(await applyPaymentTransition(trx, scope, current.id, 'refund'), ctx.deps.config.baseUrl);
   });
 }
 

@@ -24,6 +24,16 @@ export interface PaymentScope {
   notifyWorkers?: () => void;
 }
 
+/**
+ * Another module's reaction to a payment status change, run inside the transition's transaction
+ * after the payment's own event (invoices: paid, cancelled, refunded). Registered once at start.
+ */
+export type PaymentTransitionHook = (trx: Transaction<DB>, scope: PaymentScope, payment: PaymentRow, transition: PaymentTransition) => Promise<void>;
+const transitionHooks: PaymentTransitionHook[] = [];
+export function onPaymentTransition(hook: PaymentTransitionHook): void {
+  if (!transitionHooks.includes(hook)) transitionHooks.push(hook);
+}
+
 /** The table forbids `action` from the payment's current status. */
 export class TransitionNotAllowed extends Error {
   constructor(
@@ -93,6 +103,7 @@ export async function applyPaymentTransition(
   // Money leaves with the refund, in this transaction (collections are posted by settleIntentIn).
   if (t.to === 'refunded') await onPaymentRefunded(trx, scope, updated);
   if (t.event) await emitEvent({ ...scope, db: trx }, t.event, toPaymentResponse(updated, scope.deps.config.baseUrl), now);
+  for (const hook of transitionHooks) await hook(trx, scope, updated, t);
   return updated;
 }
 

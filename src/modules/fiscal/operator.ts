@@ -1,0 +1,59 @@
+import type { Executor } from '../../platform/db/database.ts';
+import { inTransaction } from '../../platform/db/database.ts';
+import type { Environment } from '../../platform/db/schema.ts';
+import { ApiError } from '../../platform/errors/api-error.ts';
+import { OperatorInputError } from '../companies/service.ts';
+import { getFiscalProfile, putFiscalProfile } from './profile.ts';
+import { fiscalProfileBody, type FiscalProfileResponse } from './schemas.ts';
+
+/**
+ * `recaudo fiscal-profile show|set` (the CLI and the running server's control socket): the same
+ * schema and rules as GET/PUT /fiscal-profile; problems become OperatorInputError (exit code 2).
+ */
+export interface FiscalProfileCommand {
+  company: string;
+  env: string;
+  profile?: Record<string, unknown>;
+}
+
+export interface FiscalProfileOutput {
+  company: { id: string };
+  environment: Environment;
+  profile: FiscalProfileResponse;
+}
+
+async function scopeOf(db: Executor, input: FiscalProfileCommand): Promise<{ companyId: string; environment: Environment }> {
+  if (input.env !== 'test' && input.env !== 'live') throw new OperatorInputError('--env must be test or live');
+  if (typeof input.company !== 'string' || !input.company) throw new OperatorInputError('--company is required');
+  const company = await db.selectFrom('companies').select('id').where('id', '=', input.company).executeTakeFirst();
+  if (!company) throw new OperatorInputError(`company ${input.company} does not exist`);
+  return { companyId: company.id, environment: input.env };
+}
+
+function describe(errors: Record<string, string[]> | undefined): string {
+  return Object.entries(errors ?? {})
+    .map(([field, messages]) => `${field}: ${messages.join('; ')}`)
+    .join('\n  ');
+}
+
+export async function showFiscalProfile(db: Executor, input: FiscalProfileCommand): Promise<FiscalProfileOutput> {
+  const scope = await scopeOf(db, input);
+  return { company: { id: scope.companyId }, environment: scope.environment, profile: await getFiscalProfile(db, scope) };
+}
+
+export async function setFiscalProfile(db: Executor, input: FiscalProfileCommand, now: Date): Promise<FiscalProfileOutput> {
+  const scope = await scopeOf(db, input);
+  const parsed = fiscalProfileBody.safeParse(input.profile ?? {});
+  if (!parsed.success) {
+    const errors: Record<string, string[]> = {};
+    for (const issue of parsed.error.issues) (errors[issue.path.join('.') || 'profile'] ??= []).push(issue.message);
+    throw new OperatorInputError(`invalid fiscal profile:\n  ${describe(errors)}`);
+  }
+  try {
+    const profile = await inTransaction(db, (trx) => putFiscalProfile(trx, scope, parsed.data, now));
+    return { company: { id: scope.companyId }, environment: scope.environment, profile };
+  } catch (error) {
+    if (error instanceof ApiError && error.def.codeName === 'validation_error') throw new OperatorInputError(`invalid fiscal profile:\n  ${describe(error.errors)}`);
+    throw error;
+  }
+}

@@ -1,0 +1,214 @@
+import type { Selectable } from 'kysely';
+import type { Executor } from '../../platform/db/database.ts';
+import type { Environment } from '../../platform/db/schema.ts';
+import { validationError, type FieldErrors } from '../../platform/errors/api-error.ts';
+import { iso } from '../../platform/scope.ts';
+import { customerRuleErrors } from '../customers/validate.ts';
+import type { FiscalIssuer } from '../invoices/ports.ts';
+import { summarizePkcs12 } from './certificate.ts';
+import type { FiscalProfileBody, FiscalProfileResponse } from './schemas.ts';
+import type { CertificateSummary, FiscalProfilesTable } from './tables.ts';
+import './tables.ts';
+
+/**
+ * The company fiscal profile per environment (docs/invoicing.md, "Fiscal profile"): the issuer data
+ * every invoice needs. The test environment has a built-in sandbox profile until a PUT overrides
+ * it; the live environment has none until set.
+ */
+
+type Scope = { companyId: string; environment: Environment };
+type ProfileRow = Selectable<FiscalProfilesTable>;
+
+/** The profile fields after merging (what is stored). */
+interface ProfileValues {
+  nit: string;
+  dv: string;
+  legal_name: string;
+  trade_name: string | null;
+  address_line: string;
+  city_code: string;
+  email: string | null;
+  phone: string | null;
+  responsibilities: string[];
+  tax_regime: string;
+  software_id: string;
+  software_pin: string;
+  certificate_p12: string | null;
+  certificate_password: string | null;
+  certificate_summary: CertificateSummary | null;
+}
+
+/** The test environment's sandbox issuer (NIT 900999999, check digit 4; Bogotá). */
+export const DEFAULT_TEST_PROFILE: ProfileValues = {
+  nit: '900999999',
+  dv: '4',
+  legal_name: 'Emisor de Pruebas Recaudo SAS',
+  trade_name: 'Recaudo Sandbox',
+  address_line: 'Carrera 7 # 71-21',
+  city_code: '11001',
+  email: 'facturacion@sandbox.recaudo.co',
+  phone: '+576015550100',
+  responsibilities: ['O-13'],
+  tax_regime: '48',
+  software_id: '56f2ae4e-9812-4fad-9255-08fcfcd5ccb0',
+  software_pin: '12345',
+  certificate_p12: null,
+  certificate_password: null,
+  certificate_summary: null,
+};
+
+async function findProfile(db: Executor, scope: Scope): Promise<ProfileRow | undefined> {
+  return db.selectFrom('fiscal_profiles').selectAll().where('company_id', '=', scope.companyId).where('environment', '=', scope.environment).executeTakeFirst();
+}
+
+function valuesOf(row: ProfileRow): ProfileValues {
+  return {
+    nit: row.nit,
+    dv: row.dv,
+    legal_name: row.legal_name,
+    trade_name: row.trade_name,
+    address_line: row.address_line,
+    city_code: row.city_code,
+    email: row.email,
+    phone: row.phone,
+    responsibilities: row.responsibilities ?? [],
+    tax_regime: row.tax_regime,
+    software_id: row.software_id,
+    software_pin: row.software_pin,
+    certificate_p12: row.certificate_p12,
+    certificate_password: row.certificate_password,
+    certificate_summary: row.certificate_summary ?? null,
+  };
+}
+
+/** The issuer of the scope's documents; null when not configured (live without a profile). */
+export async function loadFiscalIssuer(db: Executor, scope: { companyId: string; environment: Environment }): Promise<FiscalIssuer | null> {
+  const row = await findProfile(db, scope);
+  const v = row ? valuesOf(row) : scope.environment === 'test' ? DEFAULT_TEST_PROFILE : null;
+  if (!v) return null;
+  return {
+    nit: v.nit,
+    dv: v.dv,
+    legalName: v.legal_name,
+    tradeName: v.trade_name,
+    address: { line: v.address_line, cityCode: v.city_code, country: 'CO' },
+    email: v.email,
+    phone: v.phone,
+    responsibilities: [...v.responsibilities],
+    taxRegime: v.tax_regime,
+    softwareId: v.software_id,
+    softwarePin: v.software_pin,
+    certificate: v.certificate_p12 ? { p12: Buffer.from(v.certificate_p12, 'base64'), password: v.certificate_password ?? '' } : null,
+  };
+}
+
+function present(scope: Scope, v: ProfileValues | null, meta: { isDefault: boolean; updatedAt: Date | null }): FiscalProfileResponse {
+  return {
+    configured: v !== null,
+    is_default: meta.isDefault,
+    is_test: scope.environment === 'test',
+    nit: v?.nit ?? null,
+    dv: v?.dv ?? null,
+    legal_name: v?.legal_name ?? null,
+    trade_name: v?.trade_name ?? null,
+    address: v ? { line: v.address_line, city_code: v.city_code } : null,
+    email: v?.email ?? null,
+    phone: v?.phone ?? null,
+    fiscal_responsibilities: v ? [...v.responsibilities] : [],
+    tax_regime: v?.tax_regime ?? null,
+    software_id: v?.software_id ?? null,
+    software_pin_set: !!v?.software_pin,
+    certificate: v?.certificate_summary ?? null,
+    updated_at: meta.updatedAt ? iso(meta.updatedAt) : null,
+  };
+}
+
+/** GET /fiscal-profile: the stored profile; in test without one, the default; in live without one, `configured: false`. */
+export async function getFiscalProfile(db: Executor, scope: Scope): Promise<FiscalProfileResponse> {
+  const row = await findProfile(db, scope);
+  if (row) return present(scope, valuesOf(row), { isDefault: false, updatedAt: row.updated_at });
+  if (scope.environment === 'test') return present(scope, DEFAULT_TEST_PROFILE, { isDefault: true, updatedAt: null });
+  return present(scope, null, { isDefault: false, updatedAt: null });
+}
+
+/**
+ * PUT /fiscal-profile (and `recaudo fiscal-profile set`): merges the sent fields onto the current
+ * profile (test: the default when none is stored), checks the whole result, stores it. 422
+ * validation_error lists every problem at once (missing required fields included).
+ */
+export async function putFiscalProfile(db: Executor, scope: Scope, body: FiscalProfileBody, now: Date): Promise<FiscalProfileResponse> {
+  const row = await findProfile(db, scope);
+  const current: Partial<ProfileValues> = row ? valuesOf(row) : scope.environment === 'test' ? DEFAULT_TEST_PROFILE : {};
+  const merged: Partial<ProfileValues> = { ...current };
+  if (body.nit !== undefined) merged.nit = body.nit;
+  if (body.dv !== undefined) merged.dv = String(body.dv);
+  if (body.legal_name !== undefined) merged.legal_name = body.legal_name;
+  if (body.trade_name !== undefined) merged.trade_name = body.trade_name;
+  if (body.address !== undefined) Object.assign(merged, { address_line: body.address.line, city_code: body.address.city_code });
+  if (body.email !== undefined) merged.email = body.email?.toLowerCase() ?? null;
+  if (body.phone !== undefined) merged.phone = body.phone;
+  if (body.fiscal_responsibilities !== undefined) merged.responsibilities = [...new Set(body.fiscal_responsibilities)];
+  if (body.tax_regime !== undefined) merged.tax_regime = body.tax_regime;
+  if (body.software_id !== undefined) merged.software_id = body.software_id;
+  if (body.software_pin !== undefined) merged.software_pin = body.software_pin;
+
+  const errors: FieldErrors = {};
+  const add = (field: string, message: string) => (errors[field] ??= []).push(message);
+  if (body.certificate === null) Object.assign(merged, { certificate_p12: null, certificate_password: null, certificate_summary: null });
+  else if (body.certificate !== undefined) {
+    const bytes = /^[A-Za-z0-9+/=\s]+$/.test(body.certificate) ? Buffer.from(body.certificate, 'base64') : null;
+    if (body.certificate_password === undefined) add('certificate_password', 'is required with certificate');
+    else if (!bytes || bytes.length === 0) add('certificate', 'must be a base64 PKCS#12 file');
+    else {
+      const summary = summarizePkcs12(bytes, body.certificate_password);
+      if (!summary) add('certificate', 'is not a PKCS#12 with a certificate and its private key that certificate_password opens');
+      else Object.assign(merged, { certificate_p12: bytes.toString('base64'), certificate_password: body.certificate_password, certificate_summary: summary });
+    }
+  } else if (body.certificate_password !== undefined) add('certificate_password', 'is only accepted with certificate');
+
+  const required: [keyof ProfileValues, string][] = [
+    ['nit', 'nit'], ['dv', 'dv'], ['legal_name', 'legal_name'], ['address_line', 'address'], ['tax_regime', 'tax_regime'], ['software_id', 'software_id'], ['software_pin', 'software_pin'],
+  ];
+  for (const [key, field] of required) if (!merged[key]) add(field, 'is required');
+  if (!merged.responsibilities?.length) add('fiscal_responsibilities', 'is required (at least one DIAN responsibility code)');
+  // The same rules as customers: NIT check digit, DIVIPOLA city code, DIAN responsibility and regime codes.
+  const rules = customerRuleErrors({
+    type: 'company',
+    document_type: 'NIT',
+    document_number: merged.nit ?? null,
+    document_verification: merged.dv ?? null,
+    address: merged.city_code ? { city_code: merged.city_code } : null,
+    fiscal_responsibilities: merged.responsibilities ?? null,
+    tax_regime: merged.tax_regime ?? null,
+  });
+  const rename: Record<string, string> = { document_number: 'nit', document_verification: 'dv' };
+  for (const [field, messages] of Object.entries(rules)) for (const m of messages) add(rename[field] ?? field, m);
+  if (Object.keys(errors).length) throw validationError(errors);
+
+  const v = merged as ProfileValues;
+  const values = {
+    nit: v.nit,
+    dv: v.dv,
+    legal_name: v.legal_name,
+    trade_name: v.trade_name ?? null,
+    address_line: v.address_line,
+    city_code: v.city_code,
+    email: v.email ?? null,
+    phone: v.phone ?? null,
+    responsibilities: JSON.stringify(v.responsibilities),
+    tax_regime: v.tax_regime,
+    software_id: v.software_id,
+    software_pin: v.software_pin,
+    certificate_p12: v.certificate_p12 ?? null,
+    certificate_password: v.certificate_password ?? null,
+    certificate_summary: JSON.stringify(v.certificate_summary ?? null),
+    updated_at: now,
+  };
+  const saved = await db
+    .insertInto('fiscal_profiles')
+    .values({ company_id: scope.companyId, environment: scope.environment, ...values, created_at: now })
+    .onConflict((oc) => oc.columns(['company_id', 'environment']).doUpdateSet(values))
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return present(scope, valuesOf(saved), { isDefault: false, updatedAt: saved.updated_at });
+}

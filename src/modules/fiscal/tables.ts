@@ -1,0 +1,73 @@
+import type { ColumnType } from 'kysely';
+import type { Environment } from '../../platform/db/schema.ts';
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+type Json<T = unknown> = ColumnType<T, string, string>;
+
+export const RESOLUTION_STATUSES = ['draft', 'active', 'retired'] as const;
+export type ResolutionStatus = (typeof RESOLUTION_STATUSES)[number];
+export const DOCUMENT_TYPES = ['invoice', 'credit_note'] as const;
+export type DocumentType = (typeof DOCUMENT_TYPES)[number];
+
+/** DIAN numbering resolutions with their folio counter (migrations/0010_invoicing_setup.sql). */
+export interface FiscalResolutionsTable {
+  company_id: string;
+  environment: Environment;
+  id: string;
+  number: string;
+  prefix: string;
+  document_type: DocumentType;
+  from_folio: ColumnType<bigint, bigint | number, bigint | number>;
+  to_folio: ColumnType<bigint, bigint | number, bigint | number>;
+  valid_from: string;
+  valid_until: string;
+  technical_key: string | null;
+  status: ResolutionStatus;
+  next_folio: ColumnType<bigint, bigint | number, bigint | number>;
+  is_default: ColumnType<boolean, boolean | undefined, boolean>;
+  activated_at: Timestamp | null;
+  retired_at: Timestamp | null;
+  alerted_80_at: Timestamp | null;
+  alerted_95_at: Timestamp | null;
+  alerted_expiring_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface CertificateSummary {
+  subject: string;
+  issuer: string;
+  serial: string;
+  valid_from: string;
+  valid_until: string;
+}
+
+/** The issuer data of a company per environment (the test environment also has a built-in default). */
+export interface FiscalProfilesTable {
+  company_id: string;
+  environment: Environment;
+  nit: string;
+  dv: string;
+  legal_name: string;
+  trade_name: string | null;
+  address_line: string;
+  city_code: string;
+  email: string | null;
+  phone: string | null;
+  responsibilities: Json<string[]>;
+  tax_regime: string;
+  software_id: string;
+  software_pin: string;
+  certificate_p12: string | null;
+  certificate_password: string | null;
+  certificate_summary: Json<CertificateSummary | null>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+declare module '../../platform/db/schema.ts' {
+  interface DB {
+    fiscal_resolutions: FiscalResolutionsTable;
+    fiscal_profiles: FiscalProfilesTable;
+  }
+}

@@ -1,0 +1,398 @@
+import type { Transaction } from 'kysely';
+import type { AppDeps } from '../../platform/context.ts';
+import { inTransaction, type Executor } from '../../platform/db/database.ts';
+import type { DB, Environment } from '../../platform/db/schema.ts';
+import { prefixedId } from '../../platform/ids.ts';
+import { emitEvent } from '../../platform/outbox/outbox.ts';
+import { EmailError } from '../../rails/index.ts';
+import { loadFiscalIssuer } from '../fiscal/profile.ts';
+import { dianAmount } from './dian/cufe.ts';
+import { allocateFolio } from '../fiscal/resolutions.ts';
+import { issueCreditNoteIn } from './credit-notes.ts';
+import { fiscalPorts } from './fiscal-ports.ts';
+import type { AuthorityOutcome, BuiltDocument, FiscalDocument, FiscalIssuer, FiscalReceiver, SubmitInput } from './ports.ts';
+import { documentUrls, presentCreditNote } from './present.ts';
+import { fromStoredLine, loadStamping, lockInvoice, stampingsOf } from './queries.ts';
+import type { CreditNoteRow, InvoiceRow, StampingRow } from './tables.ts';
+
+/**
+ * The stamping lifecycle (docs/invoicing.md "Stamping"), as durable jobs. One `stampings` row per
+ * attempt; the job continues it from wherever it stopped:
+ *   1. allocate the folio, in the transaction that records it on the attempt (a retry finds the
+ *      folio there and never takes a second one; a new attempt after a rejection reuses it);
+ *   2. build the document and the PDF, outside any transaction, and store them once;
+ *   3. submit to the tax authority (outside any transaction); `submitted_at` is recorded first, so
+ *      a job that dies after submitting asks `status` instead of submitting again;
+ *   4. while the authority answers pending, poll again later (a new job);
+ *   5. settle in one transaction: the attempt, the invoice or credit note, the event, the e-mail.
+ * A unique index allows one attempt in flight or accepted per document: never two accepted ones.
+ */
+
+export const STAMP_JOB = 'invoices.stamp';
+export const EMAIL_JOB = 'invoices.email';
+/** How long the job waits before asking the authority again about a pending submission. */
+export const POLL_MS = 1_000;
+
+export interface InvoiceScope {
+  companyId: string;
+  environment: Environment;
+  db: Executor;
+  deps: AppDeps;
+  notifyWorkers?: () => void;
+}
+
+export type StampTarget = { kind: 'invoice'; invoice: InvoiceRow } | { kind: 'credit_note'; invoice: InvoiceRow; creditNote: CreditNoteRow };
+
+/** Records a new stamping attempt and queues its job, inside the caller's transaction (the invoice row locked). */
+export async function requestStamping(trx: Transaction<DB>, scope: InvoiceScope, target: StampTarget, opts: { markPending: boolean }): Promise<StampingRow> {
+  const now = scope.deps.clock.now();
+  const row = await trx
+    .insertInto('stampings')
+    .values({
+      company_id: scope.companyId,
+      environment: scope.environment,
+      id: prefixedId('stp', now.getTime()),
+      invoice_id: target.invoice.id,
+      credit_note_id: target.kind === 'credit_note' ? target.creditNote.id : null,
+      kind: target.kind,
+      status: 'submitting',
+      resolution_id: null,
+      resolution: null,
+      prefix: null,
+      folio: null,
+      number: null,
+      issue_date: null,
+      issue_time: null,
+      identity_code: null,
+      qr_text: null,
+      xml: null,
+      pdf: null,
+      track_id: null,
+      submitted_at: null,
+      rejection_reason: null,
+      messages: null,
+      total: target.kind === 'credit_note' ? target.creditNote.amount : target.invoice.total,
+      created_at: now,
+      updated_at: now,
+      settled_at: null,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  if (opts.markPending && target.kind === 'invoice') {
+    await trx.updateTable('invoices').set({ fiscal_status: 'pending', updated_at: now }).where('company_id', '=', scope.companyId).where('environment', '=', scope.environment).where('id', '=', target.invoice.id).execute();
+  }
+  await scope.deps.jobs.enqueue(trx, STAMP_JOB, { company_id: scope.companyId, environment: scope.environment, stamping_id: row.id });
+  scope.notifyWorkers?.();
+  return row;
+}
+
+/** Bogotá local date and time, as DIAN writes them (Colombia has no daylight saving time). */
+export function bogota(at: Date): { date: string; time: string } {
+  const t = new Date(at.getTime() - 5 * 3_600_000).toISOString();
+  return { date: t.slice(0, 10), time: `${t.slice(11, 19)}-05:00` };
+}
+
+async function creditNoteOf(db: Executor, scope: InvoiceScope, id: string): Promise<CreditNoteRow> {
+  return db.selectFrom('credit_notes').selectAll().where('company_id', '=', scope.companyId).where('environment', '=', scope.environment).where('id', '=', id).executeTakeFirstOrThrow();
+}
+
+async function receiverOf(db: Executor, scope: InvoiceScope, customerId: string | null): Promise<FiscalReceiver> {
+  const c = customerId
+    ? await db.selectFrom('customers').selectAll().where('company_id', '=', scope.companyId).where('environment', '=', scope.environment).where('id', '=', customerId).executeTakeFirst()
+    : undefined;
+  if (!c) throw new Error(`stamping: customer ${customerId} not found`);
+  return {
+    kind: c.type === 'company' ? 'company' : 'natural',
+    documentType: c.document_type ?? 'CC',
+    documentNumber: c.document_number ?? '',
+    dv: c.document_verification,
+    name: [c.first_name, c.last_name].filter(Boolean).join(' '),
+    email: c.email,
+    phone: c.phone,
+    address: c.address ? { line: c.address.line ?? '', cityCode: c.address.city_code ?? '', country: 'CO' } : null,
+    responsibilities: c.fiscal_responsibilities ?? [],
+    taxRegime: c.tax_regime,
+  };
+}
+
+/** The resolved fiscal document of an attempt whose folio is allocated (rebuilt identically on every run). */
+export async function fiscalDocumentOf(db: Executor, scope: InvoiceScope, s: StampingRow, issuer: FiscalIssuer): Promise<{ document: FiscalDocument; invoice: InvoiceRow; creditNote: CreditNoteRow | null }> {
+  const invoice = await db.selectFrom('invoices').selectAll().where('company_id', '=', scope.companyId).where('environment', '=', scope.environment).where('id', '=', s.invoice_id).executeTakeFirstOrThrow();
+  const creditNote = s.credit_note_id ? await creditNoteOf(db, scope, s.credit_note_id) : null;
+  const source = creditNote ?? invoice;
+  const lines = source.items.map(fromStoredLine);
+  const paid = invoice.status === 'PAID' || invoice.status === 'REFUNDED';
+  const document: FiscalDocument = {
+    kind: s.kind,
+    environment: scope.environment,
+    number: s.number!,
+    prefix: s.prefix!,
+    folio: Number(s.folio),
+    issueDate: s.issue_date!,
+    issueTime: s.issue_time!,
+    dueDate: creditNote ? null : invoice.due_date,
+    currency: invoice.currency,
+    note: creditNote ? creditNote.reason : invoice.name,
+    issuer,
+    receiver: await receiverOf(db, scope, invoice.customer_id),
+    resolution: s.resolution!,
+    lines: lines.map((l) => ({
+      description: l.description,
+      quantity: l.quantity,
+      unitAmount: l.unit_amount,
+      subtotal: l.subtotal,
+      taxCode: l.tax_code,
+      taxRateBp: l.tax_rate_bp,
+      taxAmount: l.tax_amount,
+      total: l.total,
+      taxBehavior: l.tax_behavior,
+    })),
+    totals: creditNote
+      ? { subtotal: creditNote.subtotal, taxAmount: creditNote.tax_amount, total: creditNote.amount }
+      : { subtotal: invoice.subtotal, taxAmount: invoice.tax_amount, total: invoice.total },
+    paymentMeansCode: paid ? '10' : 'ZZZ',
+    paymentMethod: paid || !invoice.due_date ? '1' : '2',
+    reference: creditNote
+      ? { number: invoice.number!, cufe: invoice.cufe!, issueDate: invoice.issue_date!, discrepancyCode: creditNote.discrepancy_code, reason: creditNote.reason }
+      : null,
+  };
+  return { document, invoice, creditNote };
+}
+
+function jobScope(deps: AppDeps, payload: Record<string, unknown>): InvoiceScope {
+  return { companyId: String(payload.company_id), environment: payload.environment === 'live' ? 'live' : 'test', db: deps.database.db, deps };
+}
+
+/** Steps 1 to 4 of one attempt (see the top of this file). */
+export async function runStamping(deps: AppDeps, payload: Record<string, unknown>): Promise<void> {
+  const scope = jobScope(deps, payload);
+  const db = deps.database.db;
+  const id = String(payload.stamping_id);
+  const issuer = await loadFiscalIssuer(db, scope);
+
+  // 1. The folio, recorded on the attempt in the allocation's transaction.
+  let s = await inTransaction(db, async (trx) => {
+    const first = await loadStamping(trx, scope, id);
+    if (!first) return null;
+    await lockInvoice(trx, scope, first.invoice_id);
+    const row = (await loadStamping(trx, scope, id, true))!;
+    if (row.status === 'accepted' || row.status === 'rejected') return null;
+    if (!issuer) {
+      // Before any folio is taken (or, if the profile went away meanwhile, keeping the folio for the retry).
+      await settleIn(trx, scope, row, { status: 'rejected', trackId: '', reason: 'fiscal_profile_missing: the company has no fiscal profile in this environment', messages: [] });
+      return null;
+    }
+    if (row.folio !== null) return row;
+    const now = deps.clock.now();
+    // A new attempt of a document that was rejected keeps that attempt's number (no gap in the range).
+    let previous = trx
+      .selectFrom('stampings')
+      .selectAll()
+      .where('company_id', '=', scope.companyId)
+      .where('environment', '=', scope.environment)
+      .where('invoice_id', '=', row.invoice_id)
+      .where('status', '=', 'rejected')
+      .where('folio', 'is not', null)
+      .where('id', '!=', row.id);
+    previous = row.credit_note_id ? previous.where('credit_note_id', '=', row.credit_note_id) : previous.where('kind', '=', 'invoice');
+    const reused = await previous.orderBy('created_at', 'desc').executeTakeFirst();
+    const folio = reused
+      ? { resolutionId: reused.resolution_id!, folio: Number(reused.folio), number: reused.number!, resolution: reused.resolution! }
+      : await allocateFolio(trx, scope, row.kind, now);
+    if (!folio) {
+      await settleIn(trx, scope, row, { status: 'rejected', trackId: '', reason: 'resolution_not_activatable', messages: ['No active resolution with folios left for this document type.'] });
+      return null;
+    }
+    const { date, time } = bogota(now);
+    const updated = await trx
+      .updateTable('stampings')
+      .set({
+        resolution_id: folio.resolutionId,
+        resolution: JSON.stringify(folio.resolution),
+        prefix: folio.resolution.prefix,
+        folio: folio.folio,
+        number: folio.number,
+        issue_date: date,
+        issue_time: time,
+        updated_at: now,
+      })
+      .where('company_id', '=', scope.companyId)
+      .where('environment', '=', scope.environment)
+      .where('id', '=', row.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    if (row.kind === 'invoice') {
+      await trx.updateTable('invoices').set({ fiscal_status: 'pending', updated_at: now }).where('company_id', '=', scope.companyId).where('environment', '=', scope.environment).where('id', '=', row.invoice_id).execute();
+    }
+    return updated;
+  });
+  if (!s || !issuer) return;
+
+  // 2. The document, built once and stored.
+  const ports = fiscalPorts(deps, scope.environment);
+  const { document, invoice } = await fiscalDocumentOf(db, scope, s, issuer);
+  if (s.xml === null) {
+    const built = await ports.builder.build(document);
+    const pdf = await ports.builder.renderPdf(document, built);
+    const stored = await db
+      .updateTable('stampings')
+      .set({ xml: built.xml, identity_code: built.identityCode, qr_text: built.qrText, pdf: pdf.toString('base64'), updated_at: deps.clock.now() })
+      .where('company_id', '=', scope.companyId)
+      .where('environment', '=', scope.environment)
+      .where('id', '=', s.id)
+      .where('xml', 'is', null)
+      .returningAll()
+      .executeTakeFirst();
+    s = stored ?? (await loadStamping(db, scope, s.id))!;
+  }
+  const built: BuiltDocument = { xml: s.xml!, identityCode: s.identity_code!, qrText: s.qr_text! };
+  const input: SubmitInput = { companyId: scope.companyId, environment: scope.environment, document, built, testScenario: invoice.test_scenario };
+
+  // 3. Submit once; afterwards only ask.
+  let outcome: AuthorityOutcome;
+  if (s.track_id) outcome = await ports.authority.status({ ...input, trackId: s.track_id });
+  else if (s.submitted_at) outcome = await ports.authority.status({ ...input, trackId: s.identity_code! });
+  else {
+    await db.updateTable('stampings').set({ submitted_at: deps.clock.now() }).where('company_id', '=', scope.companyId).where('environment', '=', scope.environment).where('id', '=', s.id).where('submitted_at', 'is', null).execute();
+    outcome = await ports.authority.submit(input);
+  }
+
+  // 4. Not known yet: ask again later.
+  if (outcome.status === 'pending' || outcome.status === 'unknown') {
+    const trackId = outcome.trackId;
+    await inTransaction(db, async (trx) => {
+      const now = deps.clock.now();
+      await trx
+        .updateTable('stampings')
+        .set({ track_id: trackId, status: 'pending', updated_at: now })
+        .where('company_id', '=', scope.companyId)
+        .where('environment', '=', scope.environment)
+        .where('id', '=', id)
+        .where('status', 'in', ['submitting', 'pending'])
+        .execute();
+      await deps.jobs.enqueue(trx, STAMP_JOB, payload, new Date(now.getTime() + POLL_MS));
+    });
+    return;
+  }
+
+  // 5. Settle.
+  await inTransaction(db, async (trx) => {
+    await lockInvoice(trx, scope, s.invoice_id);
+    const row = (await loadStamping(trx, scope, id, true))!;
+    await settleIn(trx, { ...scope, db: trx }, row, outcome);
+  });
+}
+
+/**
+ * Settles an attempt in the caller's transaction (the invoice row locked): the attempt, the invoice
+ * or credit note, the SPEC.md event and, on acceptance, the e-mail to the customer. Once only.
+ */
+async function settleIn(trx: Transaction<DB>, scope: InvoiceScope, row: StampingRow, outcome: Exclude<AuthorityOutcome, { status: 'pending' } | { status: 'unknown' }>): Promise<void> {
+  const now = scope.deps.clock.now();
+  const accepted = outcome.status === 'accepted';
+  const s = await trx
+    .updateTable('stampings')
+    .set({
+      status: outcome.status,
+      rejection_reason: outcome.status === 'rejected' ? outcome.reason : null,
+      messages: JSON.stringify(outcome.messages),
+      ...(outcome.trackId ? { track_id: outcome.trackId } : {}),
+      settled_at: now,
+      updated_at: now,
+    })
+    .where('company_id', '=', scope.companyId)
+    .where('environment', '=', scope.environment)
+    .where('id', '=', row.id)
+    .where('status', 'in', ['submitting', 'pending'])
+    .returningAll()
+    .executeTakeFirst();
+  if (!s) return;
+  const es = { ...scope, db: trx };
+  const baseUrl = scope.deps.config.baseUrl;
+  const invoice = (await lockInvoice(trx, scope, s.invoice_id))!;
+  if (s.kind === 'invoice') {
+    if (accepted) {
+      await trx
+        .updateTable('invoices')
+        .set({ fiscal_status: 'stamped', number: s.number, cufe: s.identity_code, issue_date: s.issue_date, updated_at: now })
+        .where('company_id', '=', scope.companyId)
+        .where('environment', '=', scope.environment)
+        .where('id', '=', invoice.id)
+        .execute();
+      await emitEvent(es, 'invoice.stamped', { invoice_id: invoice.id, stamping: { type: 'invoice', status: 'accepted', number: s.number, cufe: s.identity_code, ...documentUrls(baseUrl, s), total: Number(s.total) } }, now);
+      await scope.deps.jobs.enqueue(trx, EMAIL_JOB, { company_id: scope.companyId, environment: scope.environment, stamping_id: s.id });
+      // The payment was refunded while the invoice was being stamped: correct it now.
+      if (invoice.status === 'REFUNDED' && invoice.credited < invoice.total) {
+        const fresh = (await lockInvoice(trx, scope, invoice.id))!;
+        await issueCreditNoteIn(trx, es, fresh, { amount: fresh.total - fresh.credited, reason: 'Devolución del pago', origin: 'refund' });
+      }
+    } else {
+      await trx.updateTable('invoices').set({ fiscal_status: 'rejected', updated_at: now }).where('company_id', '=', scope.companyId).where('environment', '=', scope.environment).where('id', '=', invoice.id).execute();
+      await emitEvent(es, 'invoice.stamp_rejected', { invoice_id: invoice.id, stamping: { status: 'rejected', number: s.number, rejection_reason: s.rejection_reason } }, now);
+    }
+    return;
+  }
+  const note = await trx
+    .updateTable('credit_notes')
+    .set(accepted ? { status: 'issued', number: s.number, cude: s.identity_code, updated_at: now } : { status: 'rejected', updated_at: now })
+    .where('company_id', '=', scope.companyId)
+    .where('environment', '=', scope.environment)
+    .where('id', '=', s.credit_note_id!)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  if (accepted) {
+    const stampings = await stampingsOf(trx, scope, [invoice.id]);
+    await emitEvent(es, 'invoice.credit_note_issued', presentCreditNote(note, stampings, baseUrl, invoice.currency), now);
+    await scope.deps.jobs.enqueue(trx, EMAIL_JOB, { company_id: scope.companyId, environment: scope.environment, stamping_id: s.id });
+  } else {
+    // A rejected note corrects nothing: its amount may be credited again.
+    await trx
+      .updateTable('invoices')
+      .set({ credited: invoice.credited - note.amount, updated_at: now })
+      .where('company_id', '=', scope.companyId)
+      .where('environment', '=', scope.environment)
+      .where('id', '=', invoice.id)
+      .execute();
+    await emitEvent(es, 'invoice.stamp_rejected', { invoice_id: invoice.id, stamping: { status: 'rejected', number: s.number, rejection_reason: s.rejection_reason } }, now);
+  }
+}
+
+/** The e-mail of an accepted document to the customer, with the XML and the PDF attached. */
+export async function sendStampedEmail(deps: AppDeps, payload: Record<string, unknown>): Promise<void> {
+  const scope = jobScope(deps, payload);
+  const db = deps.database.db;
+  const s = await loadStamping(db, scope, String(payload.stamping_id));
+  if (!s || s.status !== 'accepted' || !s.xml) return;
+  const invoice = await db.selectFrom('invoices').selectAll().where('company_id', '=', scope.companyId).where('environment', '=', scope.environment).where('id', '=', s.invoice_id).executeTakeFirstOrThrow();
+  const customer = invoice.customer_id
+    ? await db.selectFrom('customers').select(['email', 'first_name', 'last_name']).where('company_id', '=', scope.companyId).where('environment', '=', scope.environment).where('id', '=', invoice.customer_id).executeTakeFirst()
+    : undefined;
+  if (!customer?.email) return;
+  const issuer = await loadFiscalIssuer(db, scope);
+  const what = s.kind === 'invoice' ? 'Factura electrónica' : 'Nota crédito electrónica';
+  try {
+    await deps.rails.for(scope.environment).email.send({
+      to: customer.email,
+      subject: `${what} ${s.number}${issuer ? ` de ${issuer.legalName}` : ''}`,
+      text: `${what} ${s.number}.\n${s.kind === 'invoice' ? 'CUFE' : 'CUDE'}: ${s.identity_code}\nTotal: ${invoice.currency} ${dianAmount(s.total)}\n\nAdjuntamos el documento electrónico (XML) y su representación gráfica (PDF).`,
+      fromName: issuer?.legalName,
+      reference: s.id,
+      attachments: [
+        { filename: `${s.number}.xml`, content: s.xml, contentType: 'application/xml' },
+        { filename: `${s.number}.pdf`, content: Buffer.from(s.pdf ?? '', 'base64'), contentType: 'application/pdf' },
+      ],
+    });
+  } catch (error) {
+    // A message the server will never accept is dropped (logged); anything else is retried by the queue.
+    if (error instanceof EmailError && !error.retryable && !error.outcomeUnknown) {
+      deps.logger.warn({ stamping: s.id, err: error.message }, 'stamped document e-mail refused');
+      return;
+    }
+    throw error;
+  }
+}
+
+export function registerStampingJobs(deps: AppDeps): void {
+  deps.jobs.register(STAMP_JOB, (payload) => runStamping(deps, payload));
+  deps.jobs.register(EMAIL_JOB, (payload) => sendStampedEmail(deps, payload));
+}
