@@ -153,7 +153,11 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
   // claim, after-commit tasks): close waits for it, so the database is never closed under it.
   const inflight = new InFlight();
   app.addHook('onClose', async () => {
-    await inflight.idle();
+    // Bounded: a request that never reaches its last hook must not hold the shutdown forever.
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, deps.config.shutdownTimeoutMs).unref()));
+    await Promise.race([inflight.idle(), bound]);
+    clearTimeout(timer);
   });
   app.addHook('onSend', (_req, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');
