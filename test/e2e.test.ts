@@ -29,7 +29,8 @@ function cli(...args: string[]) {
 
 async function startServer(): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const deadline = Date.now() + 30_000;
+  // A cold start migrates a fresh embedded database: seconds on an idle machine, far more on a busy one.
+  const deadline = Date.now() + 90_000;
   for (;;) {
     try {
       if ((await fetch(`${base}/health`)).ok) return child;

@@ -39,6 +39,25 @@ declare module 'fastify' {
 }
 
 export type App = FastifyInstance;
+
+/** Counts /v1 requests from their first hook to their last; idle() resolves when none is left. */
+class InFlight {
+  private readonly open = new WeakSet<object>();
+  private count = 0;
+  private waiters: (() => void)[] = [];
+  enter(req: object): void {
+    if (this.open.has(req)) return;
+    this.open.add(req);
+    this.count++;
+  }
+  leave(req: object): void {
+    if (!this.open.delete(req)) return;
+    if (--this.count === 0) for (const wake of this.waiters.splice(0)) wake();
+  }
+  idle(): Promise<void> {
+    return this.count === 0 ? Promise.resolve() : new Promise((resolve) => this.waiters.push(resolve));
+  }
+}
 export type ModuleRegistrar = (app: FastifyInstance, deps: AppDeps) => void | Promise<void>;
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -130,6 +149,16 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
   app.addHook('preClose', async () => {
     closing = true;
   });
+  // A request's work goes on after its socket closes (storing the idempotent response, releasing a
+  // claim, after-commit tasks): close waits for it, so the database is never closed under it.
+  const inflight = new InFlight();
+  app.addHook('onClose', async () => {
+    // Bounded: a request that never reaches its last hook must not hold the shutdown forever.
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, deps.config.shutdownTimeoutMs).unref()));
+    await Promise.race([inflight.idle(), bound]);
+    clearTimeout(timer);
+  });
   app.addHook('onSend', (_req, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');
     done(null, payload);
@@ -189,6 +218,10 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
     async (v1) => {
       v1.get('/openapi.json', { schema: { hide: true }, config: { auth: 'none' } }, async () => app.swagger());
 
+      v1.addHook('onRequest', (req, _reply, done) => {
+        inflight.enter(req);
+        done();
+      });
       v1.addHook('onRequest', async (req, reply) => {
         const mode = req.routeOptions.config?.auth ?? 'secret';
         if (mode === 'none' || !req.routeOptions.url) return;
@@ -261,19 +294,27 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
       });
 
       v1.addHook('onResponse', async (req, reply) => {
-        if (req.idempotency && req.caller) await abandonIdempotency(deps, req.idempotency, req.caller);
-        if (reply.statusCode < 400 && req.afterCommitTasks) {
-          for (const task of req.afterCommitTasks) {
-            try {
-              task();
-            } catch (error) {
-              req.log.error({ err: error }, 'after-commit task failed');
+        try {
+          if (req.idempotency && req.caller) await abandonIdempotency(deps, req.idempotency, req.caller);
+          if (reply.statusCode < 400 && req.afterCommitTasks) {
+            for (const task of req.afterCommitTasks) {
+              try {
+                task();
+              } catch (error) {
+                req.log.error({ err: error }, 'after-commit task failed');
+              }
             }
           }
+        } finally {
+          inflight.leave(req);
         }
       });
       v1.addHook('onRequestAbort', async (req) => {
-        if (req.idempotency && req.caller) await abandonIdempotency(deps, req.idempotency, req.caller);
+        try {
+          if (req.idempotency && req.caller) await abandonIdempotency(deps, req.idempotency, req.caller);
+        } finally {
+          inflight.leave(req);
+        }
       });
 
       for (const register of modules) await register(v1, deps);
