@@ -45,6 +45,7 @@ export function dianSettingsProblems(s: DianSettings): Record<string, string> {
   const endpoint = dianEndpointProblem(s.endpoint);
   if (endpoint) problems['dian.endpoint'] = endpoint;
   if (s.mode === 'test_set' && !s.test_set_id) problems['dian.test_set_id'] = 'is required when mode is test_set';
+  if (s.mode === 'test_set' && s.endpoint === 'produccion') problems['dian.mode'] = 'test_set is only available on the habilitacion endpoint';
   return problems;
 }
 

@@ -97,6 +97,7 @@ describe('live stamping through the DIAN web service (fake DIAN server)', () => 
     expectValidation(await profile({ endpoint: 'http://dian.example.com/ws' }), 'dian.endpoint');
     expectValidation(await profile({ endpoint: 'ftp://x' }), 'dian.endpoint');
     expectValidation(await profile({ mode: 'fast' }), 'dian.mode');
+    expectValidation(await profile({ endpoint: 'produccion', mode: 'test_set', test_set_id: 'abc-123' }), 'dian.mode');
     expectValidation(await profile({ timeout_ms: 5 }), 'dian.timeout_ms');
     expectValidation(await profile({ unknown: 1 }), 'dian');
     process.env.DIAN_ALLOW_INSECURE_ENDPOINT = 'false';
