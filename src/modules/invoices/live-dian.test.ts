@@ -124,6 +124,9 @@ describe('live stamping through the DIAN web service (fake DIAN server)', () => 
     const second = await importRanges(db, { company: co.company.id, env: 'live' }, { clock: h.clock });
     assert.equal(second.created.length, 0);
     assert.deepEqual(second.skipped.map((s) => [s.number, s.reason, s.resolution_id]), [['18760000001', 'already_loaded', first.created[0].id], ['18760000002', 'expired', null]]);
+    const bare = await h.company();
+    await assert.rejects(importRanges(db, { company: bare.company.id, env: 'live' }, { clock: h.clock }), /no fiscal profile/);
+    await assert.rejects(importRanges(db, { company: co.company.id, env: 'live', account_code: '12ab' }, { clock: h.clock }), /--account-code must be a NIT/);
     const listed = (await co.req({ url: '/v1/fiscal-resolutions?filter[prefix]=SETP', env: 'live' })).body;
     assert.equal(listed.total, 1);
     const activated = await co.req({ url: `/v1/fiscal-resolutions/${first.created[0].id}/activate`, env: 'live', body: {} });
