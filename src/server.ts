@@ -7,6 +7,7 @@ import { modules, pages } from './modules/index.ts';
 import { createCompany, rotateKey, OperatorInputError } from './modules/companies/service.ts';
 import type { KeyResolver } from './platform/auth/api-keys.ts';
 import { setFiscalProfile, showFiscalProfile } from './modules/fiscal/operator.ts';
+import { importRanges } from './modules/fiscal/import-ranges.ts';
 
 export async function createHttpApp(runtime: Runtime): Promise<{ app: FastifyInstance; routes: RouteInfo[]; keys: KeyResolver }> {
   const built = await buildApp(runtime.deps, modules);
@@ -44,6 +45,7 @@ export function startControlSocket(runtime: Runtime, socketPath: string, keys: K
       }
       if (req.method === 'POST' && req.url === '/fiscal-profile/show') return send(200, await showFiscalProfile(db, input));
       if (req.method === 'POST' && req.url === '/fiscal-profile/set') return send(200, await setFiscalProfile(db, input, now));
+      if (req.method === 'POST' && req.url === '/fiscal/import-ranges') return send(200, await importRanges(db, input, { clock: runtime.deps.clock }));
       send(404, { error: 'unknown command' });
     } catch (error) {
       send(error instanceof OperatorInputError ? 400 : 500, { error: (error as Error).message });

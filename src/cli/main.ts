@@ -6,6 +6,7 @@ import { readLock } from '../platform/db/data-dir-lock.ts';
 import fs from 'node:fs';
 import { createCompany, rotateKey, validateCompanyInput, OperatorInputError } from '../modules/companies/service.ts';
 import { setFiscalProfile, showFiscalProfile } from '../modules/fiscal/operator.ts';
+import { importRanges, type ImportRangesOutput } from '../modules/fiscal/import-ranges.ts';
 
 const USAGE = `recaudo — operator commands
 
@@ -15,7 +16,12 @@ const USAGE = `recaudo — operator commands
   recaudo fiscal-profile set --company ID --env test|live [--nit DIGITS --dv D --legal-name NAME
       --trade-name NAME --address LINE --city-code DIVIPOLA --email E --phone P
       --responsibilities O-13,O-15 --tax-regime 48 --software-id ID --software-pin PIN
-      --certificate file.p12 --certificate-password PASS] [--json]
+      --certificate file.p12 --certificate-password PASS
+      --dian-endpoint habilitacion|produccion|URL --dian-mode sync|async|test_set
+      --dian-test-set-id ID --dian-timeout-ms MS] [--json]
+  recaudo fiscal import-ranges --company ID --env test|live [--account-code NIT]
+      [--account-code-t NIT] [--software-code ID] [--json]
+                                 load DIAN's numbering ranges (GetNumberingRange) as draft resolutions
   recaudo migrate
   recaudo worker                 run only the background workers
 
@@ -124,6 +130,7 @@ async function run(argv: string[]): Promise<void> {
         address: { type: 'string' }, 'city-code': { type: 'string' }, email: { type: 'string' }, phone: { type: 'string' },
         responsibilities: { type: 'string' }, 'tax-regime': { type: 'string' }, 'software-id': { type: 'string' }, 'software-pin': { type: 'string' },
         certificate: { type: 'string' }, 'certificate-password': { type: 'string' },
+        'dian-endpoint': { type: 'string' }, 'dian-mode': { type: 'string' }, 'dian-test-set-id': { type: 'string' }, 'dian-timeout-ms': { type: 'string' },
       },
       strict: true,
     });
@@ -146,6 +153,15 @@ async function run(argv: string[]): Promise<void> {
       profile.address = { line: values.address, city_code: values['city-code'] };
     }
     if (values.responsibilities !== undefined) profile.fiscal_responsibilities = values.responsibilities.split(',').map((c) => c.trim()).filter(Boolean);
+    const dian: Record<string, unknown> = {};
+    if (values['dian-endpoint'] !== undefined) dian.endpoint = values['dian-endpoint'];
+    if (values['dian-mode'] !== undefined) dian.mode = values['dian-mode'];
+    if (values['dian-test-set-id'] !== undefined) dian.test_set_id = values['dian-test-set-id'] === '' ? null : values['dian-test-set-id'];
+    if (values['dian-timeout-ms'] !== undefined) {
+      if (!/^\d{1,9}$/.test(values['dian-timeout-ms'])) throw new UsageError('--dian-timeout-ms must be a number of milliseconds');
+      dian.timeout_ms = Number(values['dian-timeout-ms']);
+    }
+    if (Object.keys(dian).length) profile.dian = dian;
     if (values.certificate !== undefined) {
       let bytes: Buffer;
       try {
@@ -158,6 +174,34 @@ async function run(argv: string[]): Promise<void> {
     const input = { ...command, profile };
     const out = await withDatabase('/fiscal-profile/set', input, (deps) => setFiscalProfile(deps.database.db, input, deps.clock.now()));
     print(!!values.json, out, `fiscal profile of ${out.company.id} (${out.environment}) saved\n${JSON.stringify(out.profile, null, 2)}`);
+    return;
+  }
+  if (group === 'fiscal' && action === 'import-ranges') {
+    const { values } = parseArgs({
+      args: rest,
+      options: {
+        company: { type: 'string' }, env: { type: 'string' }, json: { type: 'boolean' },
+        'account-code': { type: 'string' }, 'account-code-t': { type: 'string' }, 'software-code': { type: 'string' },
+      },
+      strict: true,
+    });
+    if (!values.company) throw new UsageError('--company is required');
+    if (values.env !== 'test' && values.env !== 'live') throw new UsageError('--env must be test or live');
+    const input = { company: values.company, env: values.env, account_code: values['account-code'], account_code_t: values['account-code-t'], software_code: values['software-code'] };
+    const progress = (line: string) => process.stderr.write(`${line}\n`);
+    let live = false;
+    const out = await withDatabase<ImportRangesOutput>('/fiscal/import-ranges', input, (deps) => {
+      live = true;
+      return importRanges(deps.database.db, input, { clock: deps.clock }, progress);
+    });
+    // Through the server's control socket the progress comes back with the answer.
+    if (!live) for (const line of out.progress) progress(line);
+    print(
+      !!values.json,
+      { company: out.company, environment: out.environment, ranges_found: out.ranges_found, created: out.created, skipped: out.skipped },
+      `${out.created.length} resolution(s) created (draft), ${out.skipped.length} skipped` +
+        out.created.map((r) => `\n  ${r.id} ${r.number} ${r.prefix}${r.from}-${r.to} valid ${r.valid_from}..${r.valid_until}`).join(''),
+    );
     return;
   }
   throw new UsageError(`unknown command: ${argv.join(' ')}`);

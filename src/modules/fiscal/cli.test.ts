@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ENGINE } from '../../../test/harness.ts';
 import { makeTestPkcs12 } from './test-support.ts';
+import { FakeDianServer } from '../invoices/dian/fake-dian-server.ts';
 
 /**
  * `recaudo fiscal-profile set|show` against the real start command: through the control socket
@@ -23,11 +24,23 @@ const env: NodeJS.ProcessEnv = {
   DATA_DIR: dataDir,
   DATABASE_URL: ENGINE === 'postgres' ? process.env.TEST_DATABASE_URL : '',
   LOG_LEVEL: 'warn',
+  DIAN_ALLOW_INSECURE_ENDPOINT: 'true',
 };
 
 function cli(...args: string[]) {
   const res = spawnSync(process.execPath, ['bin/recaudo.mjs', ...args], { env, encoding: 'utf8', timeout: 60_000 });
   return { code: res.status, stdout: res.stdout, stderr: res.stderr };
+}
+
+/** Without blocking this process (the fake DIAN server it runs must answer meanwhile). */
+async function cliAsync(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['bin/recaudo.mjs', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (c) => (stdout += c));
+  child.stderr!.on('data', (c) => (stderr += c));
+  const [code] = (await once(child, 'close')) as [number | null];
+  return { code, stdout, stderr };
 }
 
 async function startServer(): Promise<ChildProcess> {
@@ -46,6 +59,7 @@ async function startServer(): Promise<ChildProcess> {
 
 describe('recaudo fiscal-profile', () => {
   let server: ChildProcess;
+  let companyId = '';
   const p12File = path.join(dataDir, 'cert.p12');
   before(async () => {
     fs.writeFileSync(p12File, makeTestPkcs12('clave').p12);
@@ -62,6 +76,7 @@ describe('recaudo fiscal-profile', () => {
   test('set and show while the server runs; the API sees the result; bad input exits 2 and changes nothing', async () => {
     const created = JSON.parse(cli('companies', 'create', '--name', 'Fiscal CLI SAS', '--json').stdout);
     const id = created.company.id;
+    companyId = id;
     const set = cli(
       'fiscal-profile', 'set', '--company', id, '--env', 'live', '--json',
       '--nit', '800197268', '--dv', '4', '--legal-name', 'Fiscal CLI SAS', '--address', 'Calle 10 # 43-20', '--city-code', '05001',
@@ -87,5 +102,29 @@ describe('recaudo fiscal-profile', () => {
     const shown = cli('fiscal-profile', 'show', '--company', id, '--env', 'live', '--json');
     assert.equal(shown.code, 0, shown.stderr);
     assert.deepEqual(JSON.parse(shown.stdout).profile, out.profile, 'the refused command changed nothing');
+  });
+
+  test('fiscal import-ranges through the server: progress on stderr, JSON summary on stdout, idempotency in live-dian.test.ts', async () => {
+    const fake = new FakeDianServer({
+      ranges: [{ resolutionNumber: '18760000001', resolutionDate: '2019-01-19', prefix: 'SETP', fromNumber: '990000000', toNumber: '995000000', validDateFrom: '2019-01-19', validDateTo: '2099-01-19', technicalKey: 'fc8eac422eba16e22ffd8c6f94b3f40a' }],
+    });
+    await fake.start();
+    try {
+      // The first test's company (one CLI start less: this file runs under a 120 s budget).
+      const id = companyId;
+      assert.ok(id, 'the previous test created the company');
+      const set = cli('fiscal-profile', 'set', '--company', id, '--env', 'live', '--json', '--software-id', 'sw-123', '--dian-endpoint', fake.url, '--dian-mode', 'async', '--dian-timeout-ms', '5000');
+      assert.equal(set.code, 0, set.stderr);
+      assert.deepEqual(JSON.parse(set.stdout).profile.dian, { endpoint: fake.url, mode: 'async', test_set_id: null, timeout_ms: 5000 });
+      const first = await cliAsync('fiscal', 'import-ranges', '--company', id, '--env', 'live', '--account-code-t', '900373076', '--json');
+      assert.equal(first.code, 0, first.stderr);
+      assert.match(first.stderr, /DIAN returned 1 range/);
+      const out = JSON.parse(first.stdout);
+      assert.deepEqual(out.created.map((r: any) => [r.number, r.prefix, r.status, r.technical_key]), [['18760000001', 'SETP', 'draft', 'fc8eac422eba16e22ffd8c6f94b3f40a']]);
+      assert.deepEqual([fake.calls[0].params.accountCode, fake.calls[0].params.accountCodeT, fake.calls[0].params.softwareCode], ['800197268', '900373076', 'sw-123']);
+      assert.equal(fake.refused.length, 0, fake.refused.join('\n'));
+    } finally {
+      await fake.stop();
+    }
   });
 });

@@ -22,7 +22,7 @@ export interface FiscalProfileOutput {
   profile: FiscalProfileResponse;
 }
 
-async function scopeOf(db: Executor, input: FiscalProfileCommand): Promise<{ companyId: string; environment: Environment }> {
+export async function scopeOf(db: Executor, input: FiscalProfileCommand): Promise<{ companyId: string; environment: Environment }> {
   if (input.env !== 'test' && input.env !== 'live') throw new OperatorInputError('--env must be test or live');
   if (typeof input.company !== 'string' || !input.company) throw new OperatorInputError('--company is required');
   const company = await db.selectFrom('companies').select('id').where('id', '=', input.company).executeTakeFirst();

@@ -55,7 +55,7 @@ describe('fiscal profile', () => {
     assert.equal(live.status, 200);
     assert.deepEqual(live.body, {
       configured: false, is_default: false, is_test: false, nit: null, dv: null, legal_name: null, trade_name: null, address: null, email: null, phone: null,
-      fiscal_responsibilities: [], tax_regime: null, software_id: null, software_pin_set: false, certificate: null, updated_at: null,
+      fiscal_responsibilities: [], tax_regime: null, software_id: null, software_pin_set: false, certificate: null, dian: null, updated_at: null,
     });
     assert.equal(await loadFiscalIssuer(h.runtime.deps.database.db, { companyId: c.company.id, environment: 'live' }), null);
   });

@@ -7,7 +7,8 @@ import { customerRuleErrors } from '../customers/validate.ts';
 import type { FiscalIssuer } from '../invoices/ports.ts';
 import { summarizePkcs12 } from './certificate.ts';
 import type { FiscalProfileBody, FiscalProfileResponse } from './schemas.ts';
-import type { CertificateSummary, FiscalProfilesTable } from './tables.ts';
+import { DEFAULT_DIAN_SETTINGS, DEFAULT_TEST_DIAN_SETTINGS, dianSettingsProblems } from './dian-settings.ts';
+import type { CertificateSummary, DianSettings, FiscalProfilesTable } from './tables.ts';
 import './tables.ts';
 
 /**
@@ -36,6 +37,7 @@ interface ProfileValues {
   certificate_p12: string | null;
   certificate_password: string | null;
   certificate_summary: CertificateSummary | null;
+  dian: DianSettings;
 }
 
 /** The test environment's sandbox issuer (NIT 900999999, check digit 4; Bogotá). */
@@ -55,6 +57,7 @@ export const DEFAULT_TEST_PROFILE: ProfileValues = {
   certificate_p12: null,
   certificate_password: null,
   certificate_summary: null,
+  dian: DEFAULT_TEST_DIAN_SETTINGS,
 };
 
 async function findProfile(db: Executor, scope: Scope): Promise<ProfileRow | undefined> {
@@ -78,6 +81,7 @@ function valuesOf(row: ProfileRow): ProfileValues {
     certificate_p12: row.certificate_p12,
     certificate_password: row.certificate_password,
     certificate_summary: row.certificate_summary ?? null,
+    dian: { ...(row.environment === 'test' ? DEFAULT_TEST_DIAN_SETTINGS : DEFAULT_DIAN_SETTINGS), ...(row.dian ?? {}) },
   };
 }
 
@@ -119,6 +123,7 @@ function present(scope: Scope, v: ProfileValues | null, meta: { isDefault: boole
     software_id: v?.software_id ?? null,
     software_pin_set: !!v?.software_pin,
     certificate: v?.certificate_summary ?? null,
+    dian: v ? { ...v.dian } : null,
     updated_at: meta.updatedAt ? iso(meta.updatedAt) : null,
   };
 }
@@ -151,6 +156,12 @@ export async function putFiscalProfile(db: Executor, scope: Scope, body: FiscalP
   if (body.tax_regime !== undefined) merged.tax_regime = body.tax_regime;
   if (body.software_id !== undefined) merged.software_id = body.software_id;
   if (body.software_pin !== undefined) merged.software_pin = body.software_pin;
+  const dian: DianSettings = { ...(current.dian ?? (scope.environment === 'test' ? DEFAULT_TEST_DIAN_SETTINGS : DEFAULT_DIAN_SETTINGS)) };
+  if (body.dian?.endpoint !== undefined) dian.endpoint = body.dian.endpoint;
+  if (body.dian?.mode !== undefined) dian.mode = body.dian.mode;
+  if (body.dian?.test_set_id !== undefined) dian.test_set_id = body.dian.test_set_id ?? null;
+  if (body.dian?.timeout_ms !== undefined) dian.timeout_ms = body.dian.timeout_ms;
+  merged.dian = dian;
 
   const errors: FieldErrors = {};
   const add = (field: string, message: string) => (errors[field] ??= []).push(message);
@@ -183,6 +194,7 @@ export async function putFiscalProfile(db: Executor, scope: Scope, body: FiscalP
   });
   const rename: Record<string, string> = { document_number: 'nit', document_verification: 'dv' };
   for (const [field, messages] of Object.entries(rules)) for (const m of messages) add(rename[field] ?? field, m);
+  for (const [field, message] of Object.entries(dianSettingsProblems(dian))) add(field, message);
   if (Object.keys(errors).length) throw validationError(errors);
 
   const v = merged as ProfileValues;
@@ -202,6 +214,7 @@ export async function putFiscalProfile(db: Executor, scope: Scope, body: FiscalP
     certificate_p12: v.certificate_p12 ?? null,
     certificate_password: v.certificate_password ?? null,
     certificate_summary: JSON.stringify(v.certificate_summary ?? null),
+    dian: JSON.stringify(v.dian),
     updated_at: now,
   };
   const saved = await db
@@ -211,4 +224,27 @@ export async function putFiscalProfile(db: Executor, scope: Scope, body: FiscalP
     .returningAll()
     .executeTakeFirstOrThrow();
   return present(scope, valuesOf(saved), { isDefault: false, updatedAt: saved.updated_at });
+}
+
+/** What the DIAN web service needs from a stored profile (docs/dian-webservice.md "Configuration"). */
+export interface DianProfile {
+  nit: string;
+  softwareId: string;
+  softwarePin: string;
+  certificate: { p12: Buffer; password: string } | null;
+  dian: DianSettings;
+}
+
+/** The stored profile's DIAN data; null without a stored profile (the test default never talks to DIAN). */
+export async function loadDianProfile(db: Executor, scope: Scope): Promise<DianProfile | null> {
+  const row = await findProfile(db, scope);
+  if (!row) return null;
+  const v = valuesOf(row);
+  return {
+    nit: v.nit,
+    softwareId: v.software_id,
+    softwarePin: v.software_pin,
+    certificate: v.certificate_p12 ? { p12: Buffer.from(v.certificate_p12, 'base64'), password: v.certificate_password ?? '' } : null,
+    dian: v.dian,
+  };
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DIAN_MODES, DIAN_TIMEOUT_MAX_MS, DIAN_TIMEOUT_MIN_MS } from './dian-settings.ts';
 import { DOCUMENT_TYPES, RESOLUTION_STATUSES } from './tables.ts';
 
 const date = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD');
@@ -66,6 +67,16 @@ export const fiscalProfileBody = z.object({
   software_pin: z.string().min(1).max(100).optional().describe('write-only: never returned'),
   certificate: z.string().max(300_000).nullish().describe('write-only: the signing certificate as base64 PKCS#12 (with certificate_password); null removes it'),
   certificate_password: z.string().max(500).optional().describe('write-only: password of the PKCS#12'),
+  dian: z
+    .object({
+      endpoint: z.string().min(1).max(500).optional().describe('habilitacion, produccion, or an https URL of the DIAN web service'),
+      mode: z.enum(DIAN_MODES).optional().describe('sync (SendBillSync), async (SendBillAsync + GetStatusZip) or test_set (SendTestSetAsync, habilitación)'),
+      test_set_id: z.string().regex(/^[0-9A-Za-z-]{1,100}$/, 'must be the test set id DIAN gave (letters, digits, dashes)').nullish().describe('required in test_set mode'),
+      timeout_ms: z.number().int().min(DIAN_TIMEOUT_MIN_MS).max(DIAN_TIMEOUT_MAX_MS).optional().describe('per web-service call; default 30000'),
+    })
+    .strict()
+    .optional()
+    .describe('DIAN web-service settings (docs/dian-webservice.md); fields not sent keep their value'),
 });
 export type FiscalProfileBody = z.infer<typeof fiscalProfileBody>;
 
@@ -88,6 +99,10 @@ export const fiscalProfileResponse = z.object({
     .object({ subject: z.string(), issuer: z.string(), serial: z.string(), valid_from: z.string(), valid_until: z.string() })
     .nullable()
     .describe('summary of the signing certificate; the PKCS#12 and its password are never returned'),
+  dian: z
+    .object({ endpoint: z.string(), mode: z.enum(DIAN_MODES), test_set_id: z.string().nullable(), timeout_ms: z.number().int() })
+    .nullable()
+    .describe('DIAN web-service settings; null while the profile is not configured'),
   updated_at: z.string().nullable(),
 });
 export type FiscalProfileResponse = z.infer<typeof fiscalProfileResponse>;

@@ -34,6 +34,15 @@ export interface FiscalResolutionsTable {
   updated_at: Timestamp;
 }
 
+/** Per-company DIAN web-service settings (docs/dian-webservice.md "Configuration"). */
+export interface DianSettings {
+  /** `habilitacion`, `produccion`, or an explicit https URL. */
+  endpoint: string;
+  mode: 'sync' | 'async' | 'test_set';
+  test_set_id: string | null;
+  timeout_ms: number;
+}
+
 export interface CertificateSummary {
   subject: string;
   issuer: string;
@@ -61,6 +70,8 @@ export interface FiscalProfilesTable {
   certificate_p12: string | null;
   certificate_password: string | null;
   certificate_summary: Json<CertificateSummary | null>;
+  /** DIAN web-service settings (migrations/0012_dian_webservice.sql); null = defaults. */
+  dian: ColumnType<DianSettings | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

@@ -1,6 +1,7 @@
 import type { AppDeps } from '../../platform/context.ts';
 import { SimpleDocumentBuilder } from './document/simple-builder.ts';
-import type { AuthorityOutcome, DocumentBuilder, FiscalEnvironment, SubmitInput, TaxAuthority } from './ports.ts';
+import { LiveDianAuthority } from './dian/live-authority.ts';
+import type { DocumentBuilder, FiscalEnvironment, TaxAuthority } from './ports.ts';
 import { SandboxTaxAuthority } from './sandbox-authority.ts';
 
 /** What stamping uses in one environment. */
@@ -10,33 +11,16 @@ export interface FiscalPorts {
 }
 
 /**
- * The live authority until the DIAN client exists (issue 7): a live document is never "accepted"
- * by a simulation; every submission is rejected with a clear reason (the folio is kept for the retry).
- */
-export class UnconfiguredTaxAuthority implements TaxAuthority {
-  private outcome(input: SubmitInput): AuthorityOutcome {
-    const reason = 'tax_authority_not_configured: the DIAN web service client is not configured for the live environment';
-    return { status: 'rejected', trackId: input.built.identityCode, reason, messages: [reason] };
-  }
-  async submit(input: SubmitInput): Promise<AuthorityOutcome> {
-    return this.outcome(input);
-  }
-  async status(input: SubmitInput & { trackId: string }): Promise<AuthorityOutcome> {
-    return this.outcome(input);
-  }
-}
-
-/**
  * THE one place the document builder and the tax authority are chosen (docs/invoicing.md).
- * The test environment always uses the sandbox authority. Issue 7 swaps the builder (UBL + XAdES)
- * and the live authority (DIAN SOAP client) here.
+ * The test environment always uses the sandbox authority; the live one is DIAN's web service
+ * configured from the company's live fiscal profile (docs/dian-webservice.md).
  */
 export function createFiscalPorts(deps: AppDeps): Record<FiscalEnvironment, FiscalPorts> {
   const builder = new SimpleDocumentBuilder();
   const sandbox = new SandboxTaxAuthority({ clock: deps.clock, delayMs: deps.config.sandboxStampDelayMs });
   return {
     test: { builder, authority: sandbox },
-    live: { builder, authority: new UnconfiguredTaxAuthority() },
+    live: { builder, authority: new LiveDianAuthority(deps.database.db, { clock: deps.clock }) },
   };
 }
 
