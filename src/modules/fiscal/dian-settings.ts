@@ -2,9 +2,10 @@ import type { DianSettings } from './tables.ts';
 
 /**
  * The DIAN web-service settings of a fiscal profile (docs/dian-webservice.md "Configuration").
- * `endpoint` is `habilitacion` (DIAN's test/enablement service), `produccion`, or an explicit URL:
- * https always; plain http only to a loopback host and only when the process runs with
- * DIAN_ALLOW_INSECURE_ENDPOINT=true (a local fake DIAN server in tests and development).
+ * `endpoint` is `habilitacion` (DIAN's test/enablement service), `produccion`, or an explicit https
+ * URL on a DIAN host (`*.dian.gov.co`: a company must not make the server call arbitrary hosts).
+ * When the process runs with DIAN_ALLOW_INSECURE_ENDPOINT=true (a local fake DIAN server in tests
+ * and development) any https host and plain http to a loopback host are accepted too.
  */
 
 export const DIAN_ENDPOINT_NAMES = ['habilitacion', 'produccion'] as const;
@@ -32,7 +33,9 @@ export function dianEndpointProblem(endpoint: string, env: NodeJS.ProcessEnv = p
     return 'must be habilitacion, produccion or an https URL';
   }
   if (url.username || url.password) return 'must not carry credentials';
-  if (url.protocol === 'https:') return null;
+  const dianHost = url.hostname === 'dian.gov.co' || url.hostname.endsWith('.dian.gov.co');
+  if (url.protocol === 'https:' && (dianHost || insecureDianEndpointsAllowed(env))) return null;
+  if (url.protocol === 'https:') return 'an https URL must be on a DIAN host (*.dian.gov.co)';
   if (url.protocol === 'http:' && LOOPBACK.has(url.hostname) && insecureDianEndpointsAllowed(env)) return null;
   return url.protocol === 'http:' && LOOPBACK.has(url.hostname)
     ? 'an http URL is only accepted when the server runs with DIAN_ALLOW_INSECURE_ENDPOINT=true'
