@@ -1,5 +1,6 @@
 import type { AppDeps } from '../../platform/context.ts';
-import { SimpleDocumentBuilder } from './document/simple-builder.ts';
+import { DianDocumentBuilder } from './dian/builder.ts';
+import { renderFiscalPdf } from './dian/pdf.ts';
 import type { AuthorityOutcome, DocumentBuilder, FiscalEnvironment, SubmitInput, TaxAuthority } from './ports.ts';
 import { SandboxTaxAuthority } from './sandbox-authority.ts';
 
@@ -28,11 +29,12 @@ export class UnconfiguredTaxAuthority implements TaxAuthority {
 
 /**
  * THE one place the document builder and the tax authority are chosen (docs/invoicing.md).
- * The test environment always uses the sandbox authority. Issue 7 swaps the builder (UBL + XAdES)
- * and the live authority (DIAN SOAP client) here.
+ * Both environments build the legal document: UBL 2.1 + DIAN extensions, XAdES-EPES signature
+ * with the issuer's PKCS#12, and the Spanish PDF (dian/). The test environment always uses the
+ * sandbox authority, which verifies the real document (schema shape, signature, CUFE/CUDE, totals).
  */
 export function createFiscalPorts(deps: AppDeps): Record<FiscalEnvironment, FiscalPorts> {
-  const builder = new SimpleDocumentBuilder();
+  const builder = new DianDocumentBuilder({ renderPdf: renderFiscalPdf });
   const sandbox = new SandboxTaxAuthority({ clock: deps.clock, delayMs: deps.config.sandboxStampDelayMs });
   return {
     test: { builder, authority: sandbox },
