@@ -310,7 +310,8 @@ export async function runStamping(deps: AppDeps, payload: Record<string, unknown
 
 /**
  * The issuer the stamping signs as: the fiscal profile, with the test environment's certificate
- * generated and stored at first use (docs/dian.md "Test certificate"). Live never generates one.
+ * generated and stored at first use (docs/dian.md "Stamping with the legal document"). Live never
+ * generates one.
  */
 export async function stampingIssuer(deps: AppDeps, scope: { companyId: string; environment: Environment }): Promise<FiscalIssuer | null> {
   const now = deps.clock.now();
