@@ -4,9 +4,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createHarness, type Company, type Harness } from '../../../test/harness.ts';
-import { loadFiscalIssuer } from '../fiscal/profile.ts';
+import { ensureTestCertificate, loadFiscalIssuer } from '../fiscal/profile.ts';
 import { readAttachedDocument, readApplicationResponse, sandboxAuthorityKey } from './dian/attached-document.ts';
-import { loadSigningKey } from './dian/certificate.ts';
+import { generateTestCertificate, loadSigningKey } from './dian/certificate.ts';
 import { skipSchemaReason, skipXmlsecReason, tempDir, XSD, xmllintBatch, xmlsecBatch } from './dian/testing.ts';
 import { DocumentBuildError } from './dian/ubl.ts';
 import { createFiscalPorts, setFiscalPorts } from './fiscal-ports.ts';
@@ -49,6 +49,20 @@ describe('stamping the legal document', () => {
     assert.ok(stored?.certificate?.p12.equals(a.certificate.p12), 'stored in the profile');
     const again = await stampingIssuer(h.runtime.deps, scope());
     assert.ok(again?.certificate?.p12.equals(a.certificate.p12), 'reused, not generated again');
+    // Across processes (no shared memory): the conditional write keeps the first certificate.
+    const other = await h.company('Otra SAS');
+    const otherScope = { companyId: other.company.id, environment: 'test' as const };
+    const made: Buffer[] = [];
+    const generate = (i: { nit: string; legalName: string }) => {
+      const c = generateTestCertificate({ nit: i.nit, legalName: i.legalName, password: `pw-${made.length}` });
+      made.push(c.p12);
+      return c;
+    };
+    const db = h.runtime.deps.database.db;
+    const [x, y] = await Promise.all([ensureTestCertificate(db, otherScope, h.clock.now(), generate), ensureTestCertificate(db, otherScope, h.clock.now(), generate)]);
+    assert.equal(made.length, 2, 'both generated');
+    assert.ok(x?.certificate && y?.certificate && x.certificate.p12.equals(y.certificate.p12), 'one stored, both sign with it');
+    assert.ok(made.some((p) => p.equals(x.certificate!.p12)));
     const key = loadSigningKey(a.certificate);
     assert.match(key.issuerName, /SERIALNUMBER=900999999/);
     const after = (await co.req({ url: '/v1/fiscal-profile' })).body;

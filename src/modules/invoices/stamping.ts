@@ -314,6 +314,25 @@ export async function runStamping(deps: AppDeps, payload: Record<string, unknown
  * generates one.
  */
 export async function stampingIssuer(deps: AppDeps, scope: { companyId: string; environment: Environment }): Promise<FiscalIssuer | null> {
+  // Concurrent first uses in one process share one generation (RSA + PKCS#12 cost about a second
+  // under load); across processes the conditional write in ensureTestCertificate keeps one.
+  const key = `${scope.companyId}:${scope.environment}`;
+  let generating = generatingBy.get(deps);
+  if (!generating) generatingBy.set(deps, (generating = new Map()));
+  const running = generating.get(key);
+  if (running) return running;
+  const issuer = await loadFiscalIssuer(deps.database.db, scope);
+  if (!issuer || issuer.certificate || scope.environment !== 'test') return issuer;
+  const again = generating.get(key);
+  if (again) return again;
+  const promise = generateAndStore(deps, scope).finally(() => generating.delete(key));
+  generating.set(key, promise);
+  return promise;
+}
+
+const generatingBy = new WeakMap<AppDeps, Map<string, Promise<FiscalIssuer | null>>>();
+
+function generateAndStore(deps: AppDeps, scope: { companyId: string; environment: Environment }): Promise<FiscalIssuer | null> {
   const now = deps.clock.now();
   return ensureTestCertificate(deps.database.db, scope, now, (issuer) =>
     generateTestCertificate({
