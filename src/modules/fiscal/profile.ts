@@ -60,6 +60,16 @@ export const DEFAULT_TEST_PROFILE: ProfileValues = {
   dian: DEFAULT_TEST_DIAN_SETTINGS,
 };
 
+/** Whether stored values still carry the built-in test issuer data (the certificate aside). */
+function hasDefaultData(v: ProfileValues): boolean {
+  const d = DEFAULT_TEST_PROFILE;
+  return (
+    v.nit === d.nit && v.dv === d.dv && v.legal_name === d.legal_name && v.trade_name === d.trade_name && v.address_line === d.address_line &&
+    v.city_code === d.city_code && v.email === d.email && v.phone === d.phone && v.tax_regime === d.tax_regime && v.software_id === d.software_id &&
+    v.software_pin === d.software_pin && v.responsibilities.join(',') === d.responsibilities.join(',')
+  );
+}
+
 async function findProfile(db: Executor, scope: Scope): Promise<ProfileRow | undefined> {
   return db.selectFrom('fiscal_profiles').selectAll().where('company_id', '=', scope.companyId).where('environment', '=', scope.environment).executeTakeFirst();
 }
@@ -131,7 +141,7 @@ function present(scope: Scope, v: ProfileValues | null, meta: { isDefault: boole
 /** GET /fiscal-profile: the stored profile; in test without one, the default; in live without one, `configured: false`. */
 export async function getFiscalProfile(db: Executor, scope: Scope): Promise<FiscalProfileResponse> {
   const row = await findProfile(db, scope);
-  if (row) return present(scope, valuesOf(row), { isDefault: false, updatedAt: row.updated_at });
+  if (row) return present(scope, valuesOf(row), { isDefault: scope.environment === 'test' && hasDefaultData(valuesOf(row)), updatedAt: row.updated_at });
   if (scope.environment === 'test') return present(scope, DEFAULT_TEST_PROFILE, { isDefault: true, updatedAt: null });
   return present(scope, null, { isDefault: false, updatedAt: null });
 }
@@ -197,8 +207,19 @@ export async function putFiscalProfile(db: Executor, scope: Scope, body: FiscalP
   for (const [field, message] of Object.entries(dianSettingsProblems(dian))) add(field, message);
   if (Object.keys(errors).length) throw validationError(errors);
 
-  const v = merged as ProfileValues;
-  const values = {
+  const values = rowValues(merged as ProfileValues, now);
+  const saved = await db
+    .insertInto('fiscal_profiles')
+    .values({ company_id: scope.companyId, environment: scope.environment, ...values, created_at: now })
+    .onConflict((oc) => oc.columns(['company_id', 'environment']).doUpdateSet(values))
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return present(scope, valuesOf(saved), { isDefault: scope.environment === 'test' && hasDefaultData(valuesOf(saved)), updatedAt: saved.updated_at });
+}
+
+/** The stored columns of profile values (everything but the keys and created_at). */
+function rowValues(v: ProfileValues, now: Date) {
+  return {
     nit: v.nit,
     dv: v.dv,
     legal_name: v.legal_name,
@@ -217,13 +238,41 @@ export async function putFiscalProfile(db: Executor, scope: Scope, body: FiscalP
     dian: JSON.stringify(v.dian),
     updated_at: now,
   };
-  const saved = await db
+}
+
+/**
+ * The test environment's signing certificate, generated at first use (docs/dian.md "Test
+ * certificate"): when the test issuer has no certificate, `generate` makes one and it is stored in
+ * the company's test profile (the built-in default is stored first if there is no row), so every
+ * later document and every restart reuses it. Race-safe: the default row is inserted only if absent
+ * and the certificate written only where it is still null, then the profile is read again, so two
+ * concurrent first uses end with one stored certificate that both sign with. Live never generates.
+ */
+export async function ensureTestCertificate(
+  db: Executor,
+  scope: Scope,
+  now: Date,
+  generate: (issuer: FiscalIssuer) => { p12: Buffer; password: string },
+): Promise<FiscalIssuer | null> {
+  const issuer = await loadFiscalIssuer(db, scope);
+  if (!issuer || issuer.certificate || scope.environment !== 'test') return issuer;
+  const cert = generate(issuer);
+  const summary = summarizePkcs12(cert.p12, cert.password);
+  if (!summary) throw new Error('the generated test certificate does not open');
+  const certificate = { certificate_p12: cert.p12.toString('base64'), certificate_password: cert.password, certificate_summary: JSON.stringify(summary) };
+  await db
     .insertInto('fiscal_profiles')
-    .values({ company_id: scope.companyId, environment: scope.environment, ...values, created_at: now })
-    .onConflict((oc) => oc.columns(['company_id', 'environment']).doUpdateSet(values))
-    .returningAll()
-    .executeTakeFirstOrThrow();
-  return present(scope, valuesOf(saved), { isDefault: false, updatedAt: saved.updated_at });
+    .values({ company_id: scope.companyId, environment: scope.environment, ...rowValues(DEFAULT_TEST_PROFILE, now), ...certificate, created_at: now })
+    .onConflict((oc) => oc.columns(['company_id', 'environment']).doNothing())
+    .execute();
+  await db
+    .updateTable('fiscal_profiles')
+    .set(certificate)
+    .where('company_id', '=', scope.companyId)
+    .where('environment', '=', scope.environment)
+    .where('certificate_p12', 'is', null)
+    .execute();
+  return loadFiscalIssuer(db, scope);
 }
 
 /** What the DIAN web service needs from a stored profile (docs/dian-webservice.md "Configuration"). */

@@ -1,6 +1,7 @@
 import type { AppDeps } from '../../platform/context.ts';
-import { SimpleDocumentBuilder } from './document/simple-builder.ts';
+import { DianDocumentBuilder } from './dian/builder.ts';
 import { LiveDianAuthority } from './dian/live-authority.ts';
+import { renderFiscalPdf } from './dian/pdf.ts';
 import type { DocumentBuilder, FiscalEnvironment, TaxAuthority } from './ports.ts';
 import { SandboxTaxAuthority } from './sandbox-authority.ts';
 
@@ -12,11 +13,14 @@ export interface FiscalPorts {
 
 /**
  * THE one place the document builder and the tax authority are chosen (docs/invoicing.md).
- * The test environment always uses the sandbox authority; the live one is DIAN's web service
- * configured from the company's live fiscal profile (docs/dian-webservice.md).
+ * Both environments build the legal document: UBL 2.1 + DIAN extensions, XAdES-EPES signature
+ * with the issuer's PKCS#12, and the Spanish PDF (dian/). The test environment always uses the
+ * sandbox authority, which verifies the real document (signature, CUFE/CUDE, totals, ranges); the
+ * live one is DIAN's web service configured from the company's live fiscal profile
+ * (docs/dian-webservice.md).
  */
 export function createFiscalPorts(deps: AppDeps): Record<FiscalEnvironment, FiscalPorts> {
-  const builder = new SimpleDocumentBuilder();
+  const builder = new DianDocumentBuilder({ renderPdf: renderFiscalPdf });
   const sandbox = new SandboxTaxAuthority({ clock: deps.clock, delayMs: deps.config.sandboxStampDelayMs });
   return {
     test: { builder, authority: sandbox },

@@ -4,6 +4,7 @@ import { createHarness, expectError, expectValidation, type Company, type Harnes
 import { expectScoped } from '../../../test/auth-matrix.ts';
 import { drainJobs, eventsOf, invoiceableCustomer, LINES } from './test-support.ts';
 import { runStamping } from './stamping.ts';
+import { readAttachedDocument } from './dian/attached-document.ts';
 import { createFiscalPorts, setFiscalPorts } from './fiscal-ports.ts';
 import type { SubmitInput } from './ports.ts';
 
@@ -161,8 +162,8 @@ describe('invoices', () => {
 
     const mails = h.runtime.deps.rails.test.email.to(customer.email);
     assert.equal(mails.length, 1);
-    assert.deepEqual(mails[0].attachments.map((a) => a.filename), [`${st.number}.xml`, `${st.number}.pdf`]);
-    assert.equal(String(mails[0].attachments[0].content), xml.raw, 'the e-mailed XML is the served one');
+    assert.deepEqual(mails[0].attachments.map((a) => a.filename), [`ad-${st.number}.xml`, `${st.number}.pdf`]);
+    assert.equal(readAttachedDocument(String(mails[0].attachments[0].content)).document, xml.raw, 'the AttachedDocument carries the served XML byte for byte');
 
     // Stamped: no second stamping, ever.
     expectError(await co.req({ url: `/v1/invoices/${inv.id}/stamp`, body: {} }), 422, 'invoice_not_stampable');

@@ -2,7 +2,14 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../../platform/clock.ts';
 import { nitCheckDigit } from '../customers/validate.ts';
-import { SimpleDocumentBuilder } from './document/simple-builder.ts';
+import { DianDocumentBuilder, issueInstant } from './dian/builder.ts';
+import { loadSigningKey } from './dian/certificate.ts';
+import { documentIdentityCode, softwareSecurityCode } from './dian/cufe.ts';
+import { qrText } from './dian/qr.ts';
+import { buildUnsignedUbl } from './dian/ubl.ts';
+import { signUblDocument } from './dian/xades.ts';
+import { readApplicationResponse } from './dian/attached-document.ts';
+import { testCertificate } from './dian/testing.ts';
 import type { FiscalDocument, SubmitInput } from './ports.ts';
 import { SandboxTaxAuthority } from './sandbox-authority.ts';
 
@@ -30,7 +37,7 @@ function doc(over: Partial<FiscalDocument> = {}): FiscalDocument {
       taxRegime: '48',
       softwareId: 'sw',
       softwarePin: '12345',
-      certificate: null,
+      certificate: testCertificate(),
     },
     receiver: { kind: 'company', documentType: 'NIT', documentNumber: '800197268', dv: String(nitCheckDigit('800197268')), name: 'Cliente SA', email: null, phone: null, address: null, responsibilities: ['O-13'], taxRegime: '48' },
     resolution: { number: '18760000001', prefix: 'SETP', from: 990000000, to: 995000000, validFrom: '2019-01-19', validUntil: '2030-01-19', technicalKey: 'fc8eac422eba16e22ffd8c6f94b3f40a6e38162c' },
@@ -44,9 +51,19 @@ function doc(over: Partial<FiscalDocument> = {}): FiscalDocument {
 }
 
 async function input(d: FiscalDocument, tamper?: (b: { xml: string; identityCode: string; qrText: string }) => void, testScenario: string | null = null): Promise<SubmitInput> {
-  const built = await new SimpleDocumentBuilder().build(d);
+  const built = await new DianDocumentBuilder().build(d);
   tamper?.(built);
   return { companyId: 'c', environment: 'test', document: d, built, testScenario };
+}
+
+/** A validly signed document whose text `edit` changed before signing (the builder refuses wrong input itself). */
+async function signedWrong(d: FiscalDocument, edit: (xml: string) => string): Promise<SubmitInput> {
+  const code = documentIdentityCode(d);
+  const unsigned = buildUnsignedUbl(d, { identityCode: code, qrText: qrText(d, code), softwareSecurityCode: softwareSecurityCode(d.issuer.softwareId, d.issuer.softwarePin, d.number) });
+  const edited = edit(unsigned);
+  assert.notEqual(edited, unsigned, 'the edit changed nothing');
+  const xml = signUblDocument(edited, { key: loadSigningKey(d.issuer.certificate!), signingTime: issueInstant(d) });
+  return { companyId: 'c', environment: 'test', document: d, built: { xml, identityCode: code, qrText: qrText(d, code) }, testScenario: null };
 }
 
 describe('sandbox tax authority', () => {
@@ -56,6 +73,12 @@ describe('sandbox tax authority', () => {
   test('accepts a valid document', async () => {
     const out = await now.submit(await input(doc()));
     assert.equal(out.status, 'accepted');
+    if (out.status !== 'accepted') return;
+    assert.ok(out.applicationResponse, 'a DIAN-shaped ApplicationResponse');
+    const answer = readApplicationResponse(out.applicationResponse);
+    assert.equal(answer.accepted, true);
+    assert.equal(answer.code, '02');
+    assert.ok(out.applicationResponse.includes(`>${(await input(doc())).built.identityCode}</cbc:UUID>`), 'it answers for the document');
   });
 
   test('answers pending, then the outcome after the delay, re-derived after a restart', async () => {
@@ -81,20 +104,38 @@ describe('sandbox tax authority', () => {
     await rejects(await input(note, (b) => (b.identityCode = 'f'.repeat(96))), /Regla: CAD06/);
   });
 
-  test('rejects totals that do not add up (FAU02, FAU04, FAU14)', async () => {
-    await rejects(await input(doc({ totals: { subtotal: 10001n, taxAmount: 1900n, total: 11901n } })), /FAU02/);
-    await rejects(await input(doc({ totals: { subtotal: 10000n, taxAmount: 1899n, total: 11899n } })), /FAU04/);
-    await rejects(await input(doc({ totals: { subtotal: 10000n, taxAmount: 1900n, total: 12000n } })), /FAU14/);
+  test('rejects totals that do not add up (the verifier\'s FAU02, FAU14 rules)', async () => {
+    await rejects(await signedWrong(doc(), (x) => x.replace('<cbc:LineExtensionAmount currencyID="COP">100.00</cbc:LineExtensionAmount><cbc:TaxExclusive', '<cbc:LineExtensionAmount currencyID="COP">100.01</cbc:LineExtensionAmount><cbc:TaxExclusive')), /Regla: FAU02/);
+    const payable = await signedWrong(doc(), (x) => x.replace('<cbc:PayableAmount currencyID="COP">119.00</cbc:PayableAmount>', '<cbc:PayableAmount currencyID="COP">120.00</cbc:PayableAmount>'));
+    const out = await now.submit(payable);
+    assert.equal(out.status, 'rejected');
+    if (out.status === 'rejected') {
+      assert.match(out.reason, /Regla: FAU14/);
+      assert.doesNotMatch(out.reason, /ZE02/, 'the signature itself is valid');
+    }
+  });
+
+  test('rejects a document changed after signing (ZE02 signature, and the amount rule it breaks)', async () => {
+    await rejects(
+      await input(doc(), (b) => (b.xml = b.xml.replace('<cbc:PayableAmount currencyID="COP">119.00</cbc:PayableAmount>', '<cbc:PayableAmount currencyID="COP">1.00</cbc:PayableAmount>'))),
+      /Regla: ZE02, Rechazo: .*Regla: FAU14/,
+    );
+  });
+
+  test('rejects a document of the other environment (FAD06 on ProfileExecutionID)', async () => {
+    const i = await input(doc());
+    await rejects({ ...i, environment: 'live' }, /Regla: FAD06/);
   });
 
   test('rejects wrong check digits (FAJ24 issuer, FAK24 receiver)', async () => {
     const d = doc();
-    await rejects(await input(doc({ issuer: { ...d.issuer, dv: String((Number(d.issuer.dv) + 1) % 10) } })), /FAJ24/);
-    await rejects(await input(doc({ receiver: { ...d.receiver, dv: String((Number(d.receiver.dv) + 1) % 10) } })), /FAK24/);
+    const wrong = (dv: string) => String((Number(dv) + 1) % 10);
+    await rejects(await signedWrong(d, (x) => x.replaceAll(`schemeID="${d.issuer.dv}" schemeName="31">${d.issuer.nit}<`, `schemeID="${wrong(d.issuer.dv)}" schemeName="31">${d.issuer.nit}<`)), /Regla: FAJ24/);
+    await rejects(await signedWrong(d, (x) => x.replaceAll(`schemeID="${d.receiver.dv}" schemeName="31">${d.receiver.documentNumber}<`, `schemeID="${wrong(d.receiver.dv!)}" schemeName="31">${d.receiver.documentNumber}<`)), /Regla: FAK24/);
   });
 
-  test('rejects a number outside the resolution range (FAD05e)', async () => {
-    await rejects(await input(doc({ folio: 995000001, number: 'SETP995000001' })), /FAD05e/);
+  test('rejects a number outside the resolution range (FAB11b)', async () => {
+    await rejects(await input(doc({ folio: 995000001, number: 'SETP995000001' })), /Regla: FAB11b/);
   });
 
   test('test_scenario stamp_rejected rejects (FAJ43b)', async () => {

@@ -1,14 +1,17 @@
 import type { Clock } from '../../platform/clock.ts';
-import { nitCheckDigit } from '../customers/validate.ts';
-import { documentIdentityCode } from './dian/cufe.ts';
-import type { AuthorityOutcome, FiscalDocument, SubmitInput, TaxAuthority } from './ports.ts';
+import { makeApplicationResponse } from './dian/attached-document.ts';
+import { RULES, verifyDianDocument, type DianRuleFailure } from './dian/verify.ts';
+import type { AuthorityOutcome, SubmitInput, TaxAuthority } from './ports.ts';
 
 /**
- * The sandbox tax authority (docs/invoicing.md "Sandbox tax authority"): runs the checks DIAN runs
- * on what it receives and answers like DIAN, asynchronously: `submit` answers `pending`, `status`
- * answers the outcome once `delayMs` has passed since the submission. It keeps nothing: the track
- * id carries the identity code and the submission time, and the outcome is re-derived from the
- * input each time, so it survives a restart and answers the same thing every time.
+ * The sandbox tax authority (docs/invoicing.md "Sandbox tax authority"): validates the real signed
+ * document the way DIAN does (`verifyDianDocument`: structure, XAdES signature, CUFE/CUDE,
+ * SoftwareSecurityCode, totals, check digits, numbering range) and answers like DIAN,
+ * asynchronously: `submit` answers `pending`, `status` answers the outcome once `delayMs` has passed
+ * since the submission. An accepted outcome carries a DIAN-shaped ApplicationResponse signed by the
+ * sandbox authority's key. It keeps nothing: the track id carries the identity code and the
+ * submission time, and the outcome is re-derived from the input each time, so it survives a restart
+ * and answers the same thing every time.
  */
 export class SandboxTaxAuthority implements TaxAuthority {
   constructor(private readonly opts: { clock: Clock; delayMs: number }) {}
@@ -27,46 +30,41 @@ export class SandboxTaxAuthority implements TaxAuthority {
   }
 
   private outcome(input: SubmitInput, trackId: string): AuthorityOutcome {
-    const messages = sandboxRejections(input);
-    if (messages.length) return { status: 'rejected', trackId, reason: messages.join('; '), messages };
-    return { status: 'accepted', trackId, applicationResponse: null, messages: ['Procesado Correctamente.'] };
+    const failures = sandboxRejections(input);
+    if (failures.length) {
+      const messages = failures.map((f) => f.message);
+      return { status: 'rejected', trackId, reason: messages.join('; '), messages };
+    }
+    const applicationResponse = makeApplicationResponse({ document: input.document, identityCode: input.built.identityCode, outcome: 'accepted', messages: [], at: this.opts.clock.now() });
+    return { status: 'accepted', trackId, applicationResponse, messages: ['Procesado Correctamente.'] };
   }
 }
 
-function rule(code: string, text: string): string {
-  return `Regla: ${code}, Rechazo: ${text}`;
+function rule(code: string, text: string): DianRuleFailure {
+  return { code, message: `Regla: ${code}, Rechazo: ${text}` };
 }
 
-/** Every DIAN-style rule the document breaks (empty: valid). */
-export function sandboxRejections(input: SubmitInput): string[] {
-  const d: FiscalDocument = input.document;
-  const out: string[] = [];
+/**
+ * Every DIAN-style rule the submission breaks (empty: valid). The document rules live in
+ * `verifyDianDocument` (one place); here only what the verifier cannot know from the XML alone: the
+ * identity code submitted is the document's, the issue date within the resolution's validity, and
+ * the test scenario.
+ */
+export function sandboxRejections(input: SubmitInput): DianRuleFailure[] {
+  const d = input.document;
   const credit = d.kind === 'credit_note';
-  if (input.built.identityCode !== documentIdentityCode(d)) {
-    out.push(rule(credit ? 'CAD06' : 'FAD06', `El valor del ${credit ? 'CUDE' : 'CUFE'} no está calculado correctamente.`));
+  const verification = verifyDianDocument(input.built.xml, {
+    key: (credit ? d.issuer.softwarePin : d.resolution.technicalKey) ?? '',
+    environment: input.environment,
+    resolution: { prefix: d.resolution.prefix, from: d.resolution.from, to: d.resolution.to },
+    softwarePin: d.issuer.softwarePin,
+  });
+  const out = [...verification.failures];
+  if (verification.identityCode !== null && verification.identityCode !== input.built.identityCode && !out.some((f) => f.code.endsWith('AD06'))) {
+    const code = RULES.identityCode.code.replace(/^F/, credit ? 'C' : 'F');
+    out.push(rule(code, `${RULES.identityCode.message} (el ${credit ? 'CUDE' : 'CUFE'} enviado no es el del documento)`));
   }
-  if (!input.built.xml.includes(input.built.identityCode)) out.push(rule(credit ? 'CAD05' : 'FAD05', `El documento no contiene el ${credit ? 'CUDE' : 'CUFE'}.`));
-  let lines = 0n;
-  let taxes = 0n;
-  let lineTotalsOk = true;
-  for (const line of d.lines) {
-    lines += line.subtotal;
-    taxes += line.taxAmount;
-    if (line.subtotal + line.taxAmount !== line.total || line.subtotal < 0n || line.taxAmount < 0n) lineTotalsOk = false;
-  }
-  if (lines !== d.totals.subtotal || !lineTotalsOk) out.push(rule('FAU02', 'El valor bruto no corresponde a la suma de los valores de las líneas.'));
-  if (taxes !== d.totals.taxAmount) out.push(rule('FAU04', 'El valor de los tributos no corresponde a la suma de los tributos de las líneas.'));
-  if (d.totals.subtotal + d.totals.taxAmount !== d.totals.total) out.push(rule('FAU14', 'El valor a pagar no corresponde al valor bruto más tributos.'));
-  if (!/^\d+$/.test(d.issuer.nit) || String(nitCheckDigit(d.issuer.nit)) !== d.issuer.dv) {
-    out.push(rule('FAJ24', 'El DV del NIT del emisor no es correcto.'));
-  }
-  if (d.receiver.documentType === 'NIT' && (!/^\d+$/.test(d.receiver.documentNumber) || String(nitCheckDigit(d.receiver.documentNumber)) !== d.receiver.dv)) {
-    out.push(rule('FAK24', 'El DV del NIT del adquiriente no es correcto.'));
-  }
-  if (d.folio < d.resolution.from || d.folio > d.resolution.to || d.number !== `${d.resolution.prefix}${d.folio}` || d.prefix !== d.resolution.prefix) {
-    out.push(rule(credit ? 'CAD05e' : 'FAD05e', 'El número del documento no está contenido en el rango de numeración autorizado.'));
-  }
-  if (d.kind === 'invoice' && (d.issueDate < d.resolution.validFrom || d.issueDate > d.resolution.validUntil)) {
+  if (!credit && (d.issueDate < d.resolution.validFrom || d.issueDate > d.resolution.validUntil)) {
     out.push(rule('FAD09e', 'La fecha de emisión está fuera de la vigencia de la resolución.'));
   }
   if (input.testScenario === 'stamp_rejected') {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import type { AppDeps } from '../../platform/context.ts';
 import { inTransaction, type Executor } from '../../platform/db/database.ts';
@@ -5,7 +6,11 @@ import type { DB, Environment } from '../../platform/db/schema.ts';
 import { prefixedId } from '../../platform/ids.ts';
 import { emitEvent } from '../../platform/outbox/outbox.ts';
 import { EmailError } from '../../rails/index.ts';
-import { loadFiscalIssuer } from '../fiscal/profile.ts';
+import { ensureTestCertificate, loadFiscalIssuer } from '../fiscal/profile.ts';
+import { makeAttachedDocument } from './dian/attached-document.ts';
+import { CertificateError, generateTestCertificate } from './dian/certificate.ts';
+import { DocumentBuildError } from './dian/ubl.ts';
+import { SignatureError } from './dian/xades.ts';
 import { dianAmount } from './dian/cufe.ts';
 import { allocateFolio } from '../fiscal/resolutions.ts';
 import { issueCreditNoteIn } from './credit-notes.ts';
@@ -168,7 +173,7 @@ export async function runStamping(deps: AppDeps, payload: Record<string, unknown
   const scope = jobScope(deps, payload);
   const db = deps.database.db;
   const id = String(payload.stamping_id);
-  const issuer = await loadFiscalIssuer(db, scope);
+  const issuer = await stampingIssuer(deps, scope);
 
   // 1. The folio, recorded on the attempt in the allocation's transaction.
   let s = await inTransaction(db, async (trx) => {
@@ -180,6 +185,11 @@ export async function runStamping(deps: AppDeps, payload: Record<string, unknown
     if (!issuer) {
       // Before any folio is taken (or, if the profile went away meanwhile, keeping the folio for the retry).
       await settleIn(trx, scope, row, { status: 'rejected', trackId: '', reason: 'fiscal_profile_missing: the company has no fiscal profile in this environment', messages: [] });
+      return null;
+    }
+    if (!issuer.certificate) {
+      // Live never generates a certificate: the company uploads its own (PUT /fiscal-profile).
+      await settleIn(trx, scope, row, { status: 'rejected', trackId: '', reason: 'certificate_missing: the fiscal profile of this environment has no signing certificate (PUT /fiscal-profile with certificate)', messages: [] });
       return null;
     }
     if (row.folio !== null) return row;
@@ -232,8 +242,22 @@ export async function runStamping(deps: AppDeps, payload: Record<string, unknown
   const ports = fiscalPorts(deps, scope.environment);
   const { document, invoice } = await fiscalDocumentOf(db, scope, s, issuer);
   if (s.xml === null) {
-    const built = await ports.builder.build(document);
-    const pdf = await ports.builder.renderPdf(document, built);
+    let built: BuiltDocument;
+    let pdf: Buffer;
+    try {
+      built = await ports.builder.build(document);
+      pdf = await ports.builder.renderPdf(document, built);
+    } catch (error) {
+      // A document that cannot be built or signed will not build on a retry either: settle it rejected (the folio is kept for a new attempt).
+      if (!(error instanceof DocumentBuildError || error instanceof SignatureError || error instanceof CertificateError)) throw error;
+      const reason = `document_build_failed: ${error.message}`;
+      await inTransaction(db, async (trx) => {
+        await lockInvoice(trx, scope, s!.invoice_id);
+        const row = (await loadStamping(trx, scope, id, true))!;
+        await settleIn(trx, { ...scope, db: trx }, row, { status: 'rejected', trackId: '', reason, messages: [reason] });
+      });
+      return;
+    }
     const stored = await db
       .updateTable('stampings')
       .set({ xml: built.xml, identity_code: built.identityCode, qr_text: built.qrText, pdf: pdf.toString('base64'), updated_at: deps.clock.now() })
@@ -275,19 +299,75 @@ export async function runStamping(deps: AppDeps, payload: Record<string, unknown
     return;
   }
 
-  // 5. Settle.
+  // 5. Settle (the AttachedDocument of an accepted document is made first, outside the transaction).
+  const attached = outcome.status === 'accepted' ? attachedDocumentOf(deps, document, built, outcome.applicationResponse, s.id) : null;
   await inTransaction(db, async (trx) => {
     await lockInvoice(trx, scope, s.invoice_id);
     const row = (await loadStamping(trx, scope, id, true))!;
-    await settleIn(trx, { ...scope, db: trx }, row, outcome);
+    await settleIn(trx, { ...scope, db: trx }, row, outcome, attached);
   });
+}
+
+/**
+ * The issuer the stamping signs as: the fiscal profile, with the test environment's certificate
+ * generated and stored at first use (docs/dian.md "Stamping with the legal document"). Live never
+ * generates one.
+ */
+export async function stampingIssuer(deps: AppDeps, scope: { companyId: string; environment: Environment }): Promise<FiscalIssuer | null> {
+  // Concurrent first uses in one process share one generation (RSA + PKCS#12 cost about a second
+  // under load); across processes the conditional write in ensureTestCertificate keeps one.
+  const key = `${scope.companyId}:${scope.environment}`;
+  let generating = generatingBy.get(deps);
+  if (!generating) generatingBy.set(deps, (generating = new Map()));
+  const running = generating.get(key);
+  if (running) return running;
+  const issuer = await loadFiscalIssuer(deps.database.db, scope);
+  if (!issuer || issuer.certificate || scope.environment !== 'test') return issuer;
+  const again = generating.get(key);
+  if (again) return again;
+  const promise = generateAndStore(deps, scope).finally(() => generating.delete(key));
+  generating.set(key, promise);
+  return promise;
+}
+
+const generatingBy = new WeakMap<AppDeps, Map<string, Promise<FiscalIssuer | null>>>();
+
+function generateAndStore(deps: AppDeps, scope: { companyId: string; environment: Environment }): Promise<FiscalIssuer | null> {
+  const now = deps.clock.now();
+  return ensureTestCertificate(deps.database.db, scope, now, (issuer) =>
+    generateTestCertificate({
+      nit: issuer.nit,
+      legalName: issuer.legalName,
+      password: randomBytes(24).toString('base64url'),
+      // Valid from a year back for ten years: covers documents issued around now on any clock.
+      validFrom: new Date(now.getTime() - 366 * 86_400_000),
+      years: 10,
+    }),
+  );
+}
+
+/** The signed AttachedDocument for the customer; null without an ApplicationResponse or when it cannot be made (logged). */
+function attachedDocumentOf(deps: AppDeps, document: FiscalDocument, built: BuiltDocument, applicationResponse: string | null, stampingId: string): { applicationResponse: string; attachedDocument: string | null } | null {
+  if (!applicationResponse) return null;
+  try {
+    return { applicationResponse, attachedDocument: makeAttachedDocument({ document, built, applicationResponse, at: deps.clock.now() }) };
+  } catch (error) {
+    deps.logger.warn({ stamping: stampingId, err: (error as Error).message }, 'AttachedDocument not made');
+    return { applicationResponse, attachedDocument: null };
+  }
 }
 
 /**
  * Settles an attempt in the caller's transaction (the invoice row locked): the attempt, the invoice
  * or credit note, the SPEC.md event and, on acceptance, the e-mail to the customer. Once only.
  */
-async function settleIn(trx: Transaction<DB>, scope: InvoiceScope, row: StampingRow, outcome: Exclude<AuthorityOutcome, { status: 'pending' } | { status: 'unknown' }>): Promise<void> {
+async function settleIn(
+  trx: Transaction<DB>,
+  scope: InvoiceScope,
+  row: StampingRow,
+  outcome: Exclude<AuthorityOutcome, { status: 'pending' } | { status: 'unknown' }>,
+  attached: { applicationResponse: string; attachedDocument: string | null } | null = null,
+): Promise<void> {
   const now = scope.deps.clock.now();
   const accepted = outcome.status === 'accepted';
   const s = await trx
@@ -297,6 +377,7 @@ async function settleIn(trx: Transaction<DB>, scope: InvoiceScope, row: Stamping
       rejection_reason: outcome.status === 'rejected' ? outcome.reason : null,
       messages: JSON.stringify(outcome.messages),
       ...(outcome.trackId ? { track_id: outcome.trackId } : {}),
+      ...(attached ? { application_response: attached.applicationResponse, attached_document: attached.attachedDocument } : {}),
       settled_at: now,
       updated_at: now,
     })
@@ -357,7 +438,11 @@ async function settleIn(trx: Transaction<DB>, scope: InvoiceScope, row: Stamping
   }
 }
 
-/** The e-mail of an accepted document to the customer, with the XML and the PDF attached. */
+/**
+ * The e-mail of an accepted document to the customer: the AttachedDocument (the signed document and
+ * the authority's ApplicationResponse, signed by the issuer) and the PDF. Without an
+ * ApplicationResponse (an authority that answered without one) the signed document goes instead.
+ */
 export async function sendStampedEmail(deps: AppDeps, payload: Record<string, unknown>): Promise<void> {
   const scope = jobScope(deps, payload);
   const db = deps.database.db;
@@ -374,11 +459,13 @@ export async function sendStampedEmail(deps: AppDeps, payload: Record<string, un
     await deps.rails.for(scope.environment).email.send({
       to: customer.email,
       subject: `${what} ${s.number}${issuer ? ` de ${issuer.legalName}` : ''}`,
-      text: `${what} ${s.number}.\n${s.kind === 'invoice' ? 'CUFE' : 'CUDE'}: ${s.identity_code}\nTotal: ${invoice.currency} ${dianAmount(s.total)}\n\nAdjuntamos el documento electrónico (XML) y su representación gráfica (PDF).`,
+      text: `${what} ${s.number}.\n${s.kind === 'invoice' ? 'CUFE' : 'CUDE'}: ${s.identity_code}\nTotal: ${invoice.currency} ${dianAmount(s.total)}\n\nAdjuntamos ${s.attached_document ? 'el documento electrónico con su validación de la DIAN (AttachedDocument, XML)' : 'el documento electrónico (XML)'} y su representación gráfica (PDF).`,
       fromName: issuer?.legalName,
       reference: s.id,
       attachments: [
-        { filename: `${s.number}.xml`, content: s.xml, contentType: 'application/xml' },
+        s.attached_document
+          ? { filename: `ad-${s.number}.xml`, content: s.attached_document, contentType: 'application/xml' }
+          : { filename: `${s.number}.xml`, content: s.xml, contentType: 'application/xml' },
         { filename: `${s.number}.pdf`, content: Buffer.from(s.pdf ?? '', 'base64'), contentType: 'application/pdf' },
       ],
     });

@@ -111,6 +111,10 @@ export interface StampingsTable {
   submitted_at: Timestamp | null;
   rejection_reason: string | null;
   messages: Json<string[] | null> | null;
+  /** The authority's signed ApplicationResponse (accepted submissions that carried one). */
+  application_response: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The signed AttachedDocument e-mailed to the customer (the document + the ApplicationResponse). */
+  attached_document: ColumnType<string | null, string | null | undefined, string | null>;
   total: Money;
   created_at: Timestamp;
   updated_at: Timestamp;

@@ -3,10 +3,13 @@ import forge from 'node-forge';
 import type { SigningCertificate } from '../ports.ts';
 
 /**
- * Signing certificates (reference/dian.md "Signing in Node"): node:crypto cannot read PKCS#12, so
+ * THE one PKCS#12 loader (reference/dian.md "Signing in Node"): node:crypto cannot read PKCS#12, so
  * node-forge opens it once (about 100 ms) and the private key is imported into node:crypto (RSA
  * signing about 1,300/s); the result is cached by the bytes' digest. Real `.p12` files carry the
- * chain: the leaf is the certificate whose public key matches the private key.
+ * chain: the leaf is the certificate whose public key matches the private key. Everything that
+ * reads a company certificate goes through `loadSigningKey`: the XAdES signature (xades.ts), the
+ * WS-Security credentials of the DIAN client (ws-security.ts `loadWsCredentials`) and the fiscal
+ * profile's certificate check and summary (fiscal/certificate.ts `summarizePkcs12`).
  */
 
 export interface SigningKey {
@@ -22,6 +25,10 @@ export interface SigningKey {
   serialNumber: string;
   notBefore: Date;
   notAfter: Date;
+  /** Display forms for the fiscal profile's summary: `CN=…, O=…` in certificate order, serial in hex. */
+  subjectDisplay: string;
+  issuerDisplay: string;
+  serialHex: string;
 }
 
 export class CertificateError extends Error {}
@@ -52,6 +59,10 @@ function derOf(cert: forge.pki.Certificate): Buffer {
   return Buffer.from(forge.asn1.toDer(forge.pki.certificateToAsn1(cert)).getBytes(), 'binary');
 }
 
+function display(attributes: forge.pki.CertificateField[]): string {
+  return attributes.map((a) => `${a.shortName ?? a.name ?? a.type}=${String(a.value)}`).join(', ');
+}
+
 function describe(cert: forge.pki.Certificate, privateKey: KeyObject): SigningKey {
   const der = derOf(cert);
   const serialHex = cert.serialNumber.replace(/^0+(?=.)/, '');
@@ -64,6 +75,9 @@ function describe(cert: forge.pki.Certificate, privateKey: KeyObject): SigningKe
     serialNumber: BigInt('0x' + (serialHex || '0')).toString(10),
     notBefore: cert.validity.notBefore,
     notAfter: cert.validity.notAfter,
+    subjectDisplay: display(cert.subject.attributes),
+    issuerDisplay: display(cert.issuer.attributes),
+    serialHex: cert.serialNumber,
   };
 }
 
@@ -77,7 +91,8 @@ export function loadSigningKey(certificate: SigningCertificate): SigningKey {
   if (hit) return hit;
   let p12: forge.pkcs12.Pkcs12Pfx;
   try {
-    p12 = forge.pkcs12.pkcs12FromAsn1(forge.asn1.fromDer(certificate.p12.toString('binary')), certificate.password);
+    // Non-strict DER: PKCS#12 files exported by common tools are not always strict DER.
+    p12 = forge.pkcs12.pkcs12FromAsn1(forge.asn1.fromDer(forge.util.createBuffer(certificate.p12.toString('binary'))), false, certificate.password);
   } catch (err) {
     throw new CertificateError(`cannot open the PKCS#12 certificate: ${(err as Error).message}`);
   }

@@ -1,5 +1,5 @@
-import { createHash, createPrivateKey, createPublicKey, randomUUID, sign, type KeyObject } from 'node:crypto';
-import forge from 'node-forge';
+import { createHash, randomUUID, sign, type KeyObject } from 'node:crypto';
+import { loadSigningKey } from './certificate.ts';
 import type { SigningCertificate } from '../ports.ts';
 
 /**
@@ -47,43 +47,18 @@ export interface WsCredentials {
 }
 
 /**
- * PKCS#12 → credentials with node-forge (node:crypto cannot read PKCS#12). Real `.p12` files carry
- * the chain: the leaf is the certificate whose public key matches the private key. Parsing costs
- * about 100 ms: callers cache the result (see `credentialsCache`).
+ * PKCS#12 → credentials, through the one loader (certificate.ts `loadSigningKey`: node-forge opens
+ * it, the leaf is the certificate whose public key matches the private key, cached by content).
  */
 export function loadWsCredentials(certificate: SigningCertificate): WsCredentials {
-  const asn1 = forge.asn1.fromDer(forge.util.createBuffer(certificate.p12.toString('binary')));
-  const p12 = forge.pkcs12.pkcs12FromAsn1(asn1, false, certificate.password);
-  const keyBags = [
-    ...(p12.getBags({ bagType: forge.pki.oids.pkcs8ShroudedKeyBag })[forge.pki.oids.pkcs8ShroudedKeyBag] ?? []),
-    ...(p12.getBags({ bagType: forge.pki.oids.keyBag })[forge.pki.oids.keyBag] ?? []),
-  ];
-  const forgeKey = keyBags.find((b) => b.key)?.key as forge.pki.rsa.PrivateKey | undefined;
-  if (!forgeKey) throw new Error('the PKCS#12 holds no private key');
-  const privateKey = createPrivateKey(forge.pki.privateKeyToPem(forgeKey));
-  const publicDer = createPublicKey(privateKey).export({ type: 'spki', format: 'der' });
-  const certs = (p12.getBags({ bagType: forge.pki.oids.certBag })[forge.pki.oids.certBag] ?? []).flatMap((b) => (b.cert ? [b.cert] : []));
-  const leaf = certs.find((cert) => {
-    const spki = Buffer.from(forge.asn1.toDer(forge.pki.publicKeyToAsn1(cert.publicKey)).getBytes(), 'binary');
-    return spki.equals(publicDer);
-  });
-  if (!leaf) throw new Error('the PKCS#12 holds no certificate for its private key');
-  const certificateDer = Buffer.from(forge.asn1.toDer(forge.pki.certificateToAsn1(leaf)).getBytes(), 'binary');
-  return { certificateDer, privateKey };
+  const key = loadSigningKey(certificate);
+  return { certificateDer: Buffer.from(key.certificateBase64, 'base64'), privateKey: key.privateKey };
 }
 
-/** Loads each distinct PKCS#12 once (keyed by a hash of its bytes and password). */
+/** Credentials per certificate (the loader caches each distinct PKCS#12 by content; kept as the DIAN client's handle). */
 export class CredentialsCache {
-  private readonly cache = new Map<string, WsCredentials>();
   get(certificate: SigningCertificate): WsCredentials {
-    const key = createHash('sha256').update(certificate.p12).update('\0').update(certificate.password).digest('hex');
-    let hit = this.cache.get(key);
-    if (!hit) {
-      hit = loadWsCredentials(certificate);
-      if (this.cache.size > 100) this.cache.clear();
-      this.cache.set(key, hit);
-    }
-    return hit;
+    return loadWsCredentials(certificate);
   }
 }
 
