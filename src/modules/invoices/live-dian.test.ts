@@ -204,13 +204,14 @@ describe('live stamping through the DIAN web service (fake DIAN server)', () => 
     }
   });
 
-  test('a live profile without a certificate: rejected with dian_not_configured before anything is sent', async () => {
+  test('a live profile without a certificate: rejected (certificate_missing, before a folio is taken) and nothing is sent', async () => {
     const calls = fake.calls.length;
     assert.equal((await profile({}, { certificate: null, certificate_password: undefined })).status, 200);
     try {
       const inv = await stampNew();
       assert.equal(inv.fiscal_status, 'rejected');
-      assert.match(inv.stampings[0].rejection_reason, /^dian_not_configured: .*certificate/);
+      // Stamping checks the signing certificate before it takes a folio or builds anything.
+      assert.match(inv.stampings[0].rejection_reason, /^certificate_missing: /);
       assert.equal(fake.calls.length, calls, 'nothing sent to DIAN');
     } finally {
       assert.equal((await profile({})).status, 200);
