@@ -1,7 +1,6 @@
 import type { Clock } from '../../platform/clock.ts';
 import { inTransaction, type Executor } from '../../platform/db/database.ts';
 import type { Environment } from '../../platform/db/schema.ts';
-import { prefixedId } from '../../platform/ids.ts';
 import { OperatorInputError } from '../companies/service.ts';
 import { dianClientFor } from '../invoices/dian/dian-authority.ts';
 import { fetchNumberingRanges, NumberingRangeError, type ImportedRange } from '../invoices/dian/import-ranges.ts';
@@ -10,6 +9,7 @@ import { DianCallError } from '../invoices/dian/soap-client.ts';
 import { bogotaDate, isCalendarDate } from './dates.ts';
 import { scopeOf } from './operator.ts';
 import { ensureDefaultResolutions, toResolutionResponse, type ResolutionResponse } from './resolutions.ts';
+import { insertDraftResolution } from './service.ts';
 
 /**
  * `recaudo fiscal import-ranges` (docs/dian-webservice.md "Importing numbering ranges"): reads the
@@ -131,32 +131,7 @@ export async function importRanges(
         say(`skipped ${label}: expired on ${r.validUntil}`);
         continue;
       }
-      const row = await trx
-        .insertInto('fiscal_resolutions')
-        .values({
-          company_id: scope.companyId,
-          environment: scope.environment,
-          id: prefixedId('res', now.getTime()),
-          number: r.number,
-          prefix: r.prefix,
-          document_type: 'invoice',
-          from_folio: r.from,
-          to_folio: r.to,
-          valid_from: r.validFrom,
-          valid_until: r.validUntil,
-          technical_key: r.technicalKey,
-          status: 'draft',
-          next_folio: r.from,
-          activated_at: null,
-          retired_at: null,
-          alerted_80_at: null,
-          alerted_95_at: null,
-          alerted_expiring_at: null,
-          created_at: now,
-          updated_at: now,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow();
+      const row = await insertDraftResolution(trx, scope, { number: r.number, prefix: r.prefix, document_type: 'invoice', from: r.from, to: r.to, valid_from: r.validFrom, valid_until: r.validUntil, technical_key: r.technicalKey }, now);
       created.push(toResolutionResponse(row));
       say(`loaded ${label} as ${row.id} (draft)`);
     }

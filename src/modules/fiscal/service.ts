@@ -1,5 +1,6 @@
 import type { RequestContext } from '../../platform/context.ts';
-import { inTransaction } from '../../platform/db/database.ts';
+import { inTransaction, type Executor } from '../../platform/db/database.ts';
+import type { Environment } from '../../platform/db/schema.ts';
 import { ApiError, validationError, type FieldErrors } from '../../platform/errors/api-error.ts';
 import { prefixedId } from '../../platform/ids.ts';
 import { paginate, parseListQuery, type ListSpec } from '../../platform/lists/lists.ts';
@@ -7,7 +8,7 @@ import { assertInScope } from '../../platform/scope.ts';
 import { bogotaDate, bogotaMidnight, isCalendarDate } from './dates.ts';
 import { emitDueAlerts, ensureDefaultResolutions, expiringAlertDate, toResolutionResponse, type ResolutionResponse, type ResolutionRow } from './resolutions.ts';
 import type { CreateResolutionBody } from './schemas.ts';
-import { DOCUMENT_TYPES, RESOLUTION_STATUSES } from './tables.ts';
+import { DOCUMENT_TYPES, RESOLUTION_STATUSES, type DocumentType } from './tables.ts';
 
 export const EXPIRY_JOB = 'fiscal.resolution_expiry';
 export const RESOLUTION_ID = /^res_[0-9a-z]{26}$/;
@@ -28,22 +29,42 @@ export async function createResolution(ctx: RequestContext, body: CreateResoluti
   if (Object.keys(errors).length) throw validationError(errors);
   const now = ctx.deps.clock.now();
   await ensureDefaultResolutions(ctx.db, ctx, now);
-  const row = await ctx.db
+  const row = await insertDraftResolution(ctx.db, ctx, {
+    number: body.number,
+    prefix: body.prefix ?? '',
+    document_type: body.document_type,
+    from: body.from,
+    to: body.to,
+    valid_from: body.valid_from,
+    valid_until: body.valid_until,
+    technical_key: body.technical_key ?? null,
+  }, now);
+  return toResolutionResponse(row);
+}
+
+/** A new resolution in `draft` (POST /fiscal-resolutions and `recaudo fiscal import-ranges`). */
+export async function insertDraftResolution(
+  db: Executor,
+  scope: { companyId: string; environment: Environment },
+  r: { number: string; prefix: string; document_type: DocumentType; from: number; to: number; valid_from: string; valid_until: string; technical_key: string | null },
+  now: Date,
+): Promise<ResolutionRow> {
+  return db
     .insertInto('fiscal_resolutions')
     .values({
-      company_id: ctx.companyId,
-      environment: ctx.environment,
+      company_id: scope.companyId,
+      environment: scope.environment,
       id: prefixedId('res', now.getTime()),
-      number: body.number,
-      prefix: body.prefix ?? '',
-      document_type: body.document_type,
-      from_folio: body.from,
-      to_folio: body.to,
-      valid_from: body.valid_from,
-      valid_until: body.valid_until,
-      technical_key: body.technical_key ?? null,
+      number: r.number,
+      prefix: r.prefix,
+      document_type: r.document_type,
+      from_folio: r.from,
+      to_folio: r.to,
+      valid_from: r.valid_from,
+      valid_until: r.valid_until,
+      technical_key: r.technical_key,
       status: 'draft',
-      next_folio: body.from,
+      next_folio: r.from,
       activated_at: null,
       retired_at: null,
       alerted_80_at: null,
@@ -54,7 +75,6 @@ export async function createResolution(ctx: RequestContext, body: CreateResoluti
     })
     .returningAll()
     .executeTakeFirstOrThrow();
-  return toResolutionResponse(row);
 }
 
 async function loadResolution(ctx: RequestContext, id: string, lock = false): Promise<ResolutionRow> {

@@ -288,9 +288,10 @@ async function insertTransaction(trx: Transaction<DB>, scope: LedgerScope, input
   return { txId, entries };
 }
 
-async function existingOrConflict(trx: Transaction<DB>, scope: LedgerScope, input: PostTransactionInput): Promise<PostedTransaction> {
-  const existing = (await loadTransaction(trx, scope, { kind: input.kind, source: input.source }))!;
-  if (!sameEntries(scope, existing, input)) throw new LedgerError(`${input.kind} ${input.source.type}/${input.source.id} was already posted with other entries (${existing.id})`);
+/** The transaction already posted for this (kind, source), checked to carry the same entries; null when none. */
+async function alreadyPosted(trx: Transaction<DB>, scope: LedgerScope, input: PostTransactionInput): Promise<PostedTransaction | null> {
+  const existing = await loadTransaction(trx, scope, { kind: input.kind, source: input.source });
+  if (existing && !sameEntries(scope, existing, input)) throw new LedgerError(`${input.kind} ${input.source.type}/${input.source.id} was already posted with other entries (${existing.id})`);
   return existing;
 }
 
@@ -359,25 +360,22 @@ async function post(trx: Transaction<DB>, scope: LedgerScope, input: PostTransac
     const accounts = await accountIds(trx, scope, input.currency, input.entries.map((e) => e.account));
     const moves = input.entries.map((e) => ({ account: accounts.get(refKey(holder(scope, e.account), e.account.kind))!, amount: e.amount }));
     const written = await insertTransaction(trx, scope, input, moves.map((m) => ({ accountId: m.account.id, amount: m.amount })), now);
-    if (!written) return existingOrConflict(trx, scope, input);
+    if (!written) return (await alreadyPosted(trx, scope, input))!;
     await applyBalances(trx, scope, input, moves, now);
     return postedResult(scope, input, written.txId, now, written.entries, new Map(moves.map((m) => [m.account.id, m.account])));
   }
   // Locks first: a second poster of the same event waits here and then finds the first's
   // transaction below, so a duplicate never touches a balance.
   const accounts = await lockAccounts(trx, scope, input.currency, input.entries.map((e) => e.account), locked);
-  const existing = await loadTransaction(trx, scope, { kind: input.kind, source: input.source });
-  if (existing) {
-    if (!sameEntries(scope, existing, input)) throw new LedgerError(`${input.kind} ${input.source.type}/${input.source.id} was already posted with other entries (${existing.id})`);
-    return existing;
-  }
+  const existing = await alreadyPosted(trx, scope, input);
+  if (existing) return existing;
   const moves = input.entries.map((e) => ({ account: accounts.get(refKey(holder(scope, e.account), e.account.kind))!, amount: e.amount }));
   for (const m of moves) {
     if (NON_NEGATIVE.includes(m.account.kind) && m.account.balance + m.amount < 0n) throw insufficient(scope, m.account, -m.amount, input.currency, input.kind);
   }
   const written = await insertTransaction(trx, scope, input, moves.map((m) => ({ accountId: m.account.id, amount: m.amount })), now);
   // Posted meanwhile by a transaction that locked other accounts: the same answer as above.
-  if (!written) return existingOrConflict(trx, scope, input);
+  if (!written) return (await alreadyPosted(trx, scope, input))!;
   const values = sql.join(moves.map((m) => sql`(${m.account.id}::text, ${m.amount.toString()}::bigint)`));
   await sql`UPDATE ledger_accounts AS a SET balance = a.balance + v.delta, updated_at = ${now} FROM (VALUES ${values}) AS v(id, delta) WHERE a.id = v.id`.execute(trx);
   for (const m of moves) m.account.balance += m.amount;
