@@ -335,6 +335,8 @@ describe('invoices', () => {
     await co.req({ url: `/v1/payments/${inv.payment_id}/resolve`, body: { action: 'approve' } });
     await drainJobs(h, co);
     await co.req({ url: `/v1/invoices/${inv.id}/credit-notes`, body: { amount: 500, reason: 'Ajuste' } });
+    // The refund endpoint's auth matrix: another company and the other environment see nothing.
+    await expectScoped(co, await h.company('Otra Refund SAS'), { url: `/v1/payments/${inv.payment_id}/refund`, body: {} });
     const refund = await co.req({ url: `/v1/payments/${inv.payment_id}/refund`, body: {} });
     assert.equal(refund.status, 200, refund.raw);
     assert.equal(refund.body.status, 'refunded');
