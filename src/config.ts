@@ -14,6 +14,17 @@ export interface Config {
   maxTransactionCop: bigint;
   workers: boolean;
   dbPoolSize: number;
+  /** PostgreSQL bounds (docs/operations.md): every statement, lock wait and idle transaction is cut off. */
+  dbStatementTimeoutMs: number;
+  dbLockTimeoutMs: number;
+  dbIdleInTransactionTimeoutMs: number;
+  /** Longest wait for a pooled connection (pool exhausted or server unreachable) before a 503. */
+  dbConnectTimeoutMs: number;
+  /**
+   * How long a request that committed its idempotency claim before an outside call is presumed
+   * alive: a duplicate waits this long for its answer, then answers the recorded resource.
+   */
+  idempotencyHoldMs: number;
   shutdownTimeoutMs: number;
   sandboxAccountDelayMs: number;
   /** Charges (docs/charges.md): a sandbox bank-account debit settles this long after it is submitted. */
@@ -31,6 +42,11 @@ export interface Config {
   webhookRetryScheduleMs: number[];
   webhookTimeoutMs: number;
   webhookConcurrency: number;
+  /**
+   * Test-mode webhooks may target private, loopback and link-local addresses (local receivers).
+   * Off by default when NODE_ENV=production: a test key must not reach the host's private network.
+   */
+  allowPrivateWebhooks: boolean;
   metricsToken: string | undefined;
   /** Signs the payer pages' form tokens (docs/pages.md); the same in every API process. Random per start when unset. */
   pagesSecret: string | undefined;
@@ -125,6 +141,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxTransactionCop: BigInt(int(env, 'MAX_TRANSACTION_COP', 500_000_000, 1)),
     workers: bool(env, 'RUN_WORKERS', true),
     dbPoolSize: int(env, 'DB_POOL_SIZE', 20, 1),
+    dbStatementTimeoutMs: int(env, 'DB_STATEMENT_TIMEOUT_MS', 30_000, 0),
+    dbLockTimeoutMs: int(env, 'DB_LOCK_TIMEOUT_MS', 15_000, 0),
+    dbIdleInTransactionTimeoutMs: int(env, 'DB_IDLE_IN_TRANSACTION_TIMEOUT_MS', 60_000, 0),
+    dbConnectTimeoutMs: int(env, 'DB_CONNECT_TIMEOUT_MS', 10_000, 1),
+    idempotencyHoldMs: int(env, 'IDEMPOTENCY_HOLD_MS', 30_000, 1),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0),
     sandboxAccountDelayMs: int(env, 'SANDBOX_ACCOUNT_DELAY_MS', 2_000, 0),
     sandboxChargeDelayMs: int(env, 'SANDBOX_CHARGE_DELAY_MS', 3_000, 0),
@@ -134,6 +155,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookRetryScheduleMs: durationList(env, 'WEBHOOK_RETRY_SCHEDULE', DEFAULT_RETRY_SCHEDULE),
     webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 30_000, 1),
     webhookConcurrency: int(env, 'WEBHOOK_CONCURRENCY', 64, 1),
+    allowPrivateWebhooks: bool(env, 'ALLOW_PRIVATE_WEBHOOKS', env.NODE_ENV !== 'production'),
     metricsToken: env.METRICS_TOKEN || undefined,
     pagesSecret: env.PAGES_SECRET || undefined,
     ...railsConfig(env),

@@ -68,7 +68,18 @@ export async function createRuntime(
   try {
     database =
       opts.database ??
-      (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize }));
+      (await openDatabase({
+        databaseUrl: config.databaseUrl,
+        dataDir: config.dataDir,
+        poolSize: config.dbPoolSize,
+        limits: {
+          statementTimeoutMs: config.dbStatementTimeoutMs,
+          lockTimeoutMs: config.dbLockTimeoutMs,
+          idleInTransactionTimeoutMs: config.dbIdleInTransactionTimeoutMs,
+          connectTimeoutMs: config.dbConnectTimeoutMs,
+        },
+        onConnectionError: (error) => logger.warn({ err: error.message }, 'database connection lost; the pool replaces it'),
+      }));
     await migrate(database, (msg) => logger.info(msg));
     await seedCatalogues(database);
   } catch (error) {

@@ -41,7 +41,14 @@ export interface RequestContext extends Caller {
   /**
    * POST: commits the request's transaction now, with its idempotency claim still in progress
    * (docs/platform.md); afterwards `db` is the pool and the response is stored when it is sent.
-   * For operations that must record something before an external call (charges). No-op elsewhere.
+   * For operations that must record something before an external call (charges). `resourceId`
+   * names what was recorded: a retry of the key after a failure answers it (the route's
+   * `config.recover`) and never runs the operation again. No-op outside idempotent POSTs.
    */
-  commitEarly(): Promise<void>;
+  commitEarly(resourceId?: string): Promise<void>;
+  /**
+   * An earlier run of this request's key recorded this resource id before an outside call and
+   * failed before the resource existed: reuse it, so the rail sees the same reference again.
+   */
+  recordedResourceId: string | null;
 }

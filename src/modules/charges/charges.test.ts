@@ -317,11 +317,13 @@ describe('charges', () => {
     assert.equal(both[0].status, 200, both[0].raw);
     assert.equal(both[1].raw, both[0].raw);
     assert.equal((await co.req({ url: '/v1/charges?filter[external_id]=idem-2' })).body.total, 1);
-    // An error is not remembered: the key may be used again after a 90005.
-    const lost = await co.req({ url: '/v1/charges', body: { ...body, test_scenario: 'persistence_lost', external_id: 'idem-3' }, idem: 'charge-idem-3' });
+    // An error is not remembered, but a 90005 recorded the charge: the same key answers it (never a second one).
+    const lostBody = { ...body, test_scenario: 'persistence_lost', external_id: 'idem-3' };
+    const lost = await co.req({ url: '/v1/charges', body: lostBody, idem: 'charge-idem-3' });
     expectError(lost, 503, 'charge_persistence_lost', 90005);
-    const retry = await co.req({ url: '/v1/charges', body: { ...body, external_id: 'idem-3' }, idem: 'charge-idem-3' });
+    const retry = await co.req({ url: '/v1/charges', body: lostBody, idem: 'charge-idem-3' });
     assert.equal(retry.status, 200, retry.raw);
+    assert.equal((await co.req({ url: '/v1/charges?filter[external_id]=idem-3' })).body.total, 1);
     // A claim committed early by a request that then died: another request is refused meanwhile
     // (a different body), and the claim is taken over once it is older than the window.
     const db = h.runtime.deps.database.db;

@@ -8,6 +8,7 @@ import { QR_FAILURE_SCENARIO, WALLET_DECLINING_PHONE, WALLET_APPROVING_PHONE, WA
 import { banklinkBody, emptyBody, requestIdParams, rtkeyBody, walletaBody, walletbBody, walletbConfirmBody } from './collect-schemas.ts';
 import { createRtkeyCharge } from './rtkey.ts';
 import { chargeResponse } from './schemas.ts';
+import { recoverCharge } from './service.ts';
 import { confirmWalleta, confirmWalletb, createWalletaRequest, createWalletbRequest } from './wallets.ts';
 
 /** 15005 carries the previous charge (and the rate limit's 429 shares the status). */
@@ -31,6 +32,7 @@ export function collectRoutes(app: FastifyInstance): void {
   const sandboxPhones = `Sandbox: ${WALLET_APPROVING_PHONE} approves, ${WALLET_DECLINING_PHONE} declines (TRANSACTION_REJECTED), any other phone approves.`;
 
   r.post('/charges/banklink', {
+    config: { recover: recoverCharge },
     schema: {
       tags: chargeTags,
       summary: 'Create a bank-transfer (banklink) charge',
@@ -43,6 +45,7 @@ export function collectRoutes(app: FastifyInstance): void {
   });
 
   r.post('/charges/rtkey', {
+    config: { recover: recoverCharge },
     schema: {
       tags: chargeTags,
       summary: 'Create an instant-key (rtkey) QR charge',
@@ -54,6 +57,7 @@ export function collectRoutes(app: FastifyInstance): void {
   });
 
   r.post('/request-to-pay/walleta', {
+    config: { recover: recoverCharge },
     schema: {
       tags: walletTags,
       summary: 'Request a payment in walleta',
@@ -78,6 +82,7 @@ export function collectRoutes(app: FastifyInstance): void {
   });
 
   r.post('/request-to-pay/walletb', {
+    config: { recover: recoverCharge },
     schema: {
       tags: walletTags,
       summary: 'Request a payment in walletb',
@@ -90,6 +95,7 @@ export function collectRoutes(app: FastifyInstance): void {
   });
 
   r.post('/request-to-pay/walletb/:id/confirm', {
+    config: { recover: recoverCharge },
     schema: {
       tags: walletTags,
       summary: 'Confirm a walletb request with the OTP',

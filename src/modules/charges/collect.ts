@@ -174,7 +174,7 @@ export async function createPayerCharge(
     if (charge.expires_at) await ctx.deps.jobs.enqueue(trx, EXPIRE_JOB, jobPayload(charge, {}), new Date(charge.expires_at));
     return { charge, safetyJobId };
   });
-  await ctx.commitEarly();
+  await ctx.commitEarly(charge.id);
 
   let registration: Registration;
   try {

@@ -58,7 +58,7 @@ export async function refundCharge(ctx: RequestContext, id: string, body: { amou
     const safetyJobId = await ctx.deps.jobs.enqueue(trx, RECONCILE_JOB, jobPayload(charge, { refund_id: refundId }), new Date(now.getTime() + ctx.deps.config.chargeReconcileDelayMs));
     return { charge, refundId, safetyJobId };
   });
-  await ctx.commitEarly();
+  await ctx.commitEarly(charge.id);
 
   try {
     await chargeRail(ctx.deps, ctx.environment).refund({ reference: refundId, chargeReference: charge.id, amount: charge.amount, currency: charge.currency });

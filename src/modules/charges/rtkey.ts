@@ -48,12 +48,14 @@ export async function createRtkeyCharge(ctx: RequestContext, body: RtkeyBody, id
     },
     now,
     idempotencyKey,
-    prefixedId('ch', now.getTime()),
+    // A retry after a run that died mid-registration registers the same reference again.
+    ctx.recordedResourceId ?? prefixedId('ch', now.getTime()),
   );
   const company = await ctx.db.selectFrom('companies').select('name').where('id', '=', ctx.companyId).executeTakeFirstOrThrow();
-  // Nothing is written yet: this commits the idempotency claim alone, so the scheme is not called
-  // inside the request's transaction.
-  await ctx.commitEarly();
+  // Nothing is written yet: this commits the idempotency claim alone, naming the charge id the QR is
+  // registered under, so the scheme is not called inside the request's transaction and a retry
+  // after a lost answer registers the same reference (the scheme answers the same QR), never a new one.
+  await ctx.commitEarly(values.id);
 
   let registered: { networkId: string; payload: string };
   try {
@@ -81,9 +83,9 @@ export async function createRtkeyCharge(ctx: RequestContext, body: RtkeyBody, id
     });
     return toChargeResponse(saved, ctx.deps.config.baseUrl);
   } catch (error) {
-    // The QR is registered but no charge holds it: it expires unpaid at the scheme. Nothing was
-    // recorded, so a retry (new x-idempotency value) is safe.
+    // The QR is registered but no charge holds it yet: a retry with the same x-idempotency value
+    // registers the same reference again (the scheme answers the same QR) and saves the charge.
     ctx.deps.logger.error({ charge: values.id, err: (error as Error)?.message }, 'saving an rtkey charge failed after its registration');
-    throw new ApiError('service_unavailable', { message: 'The QR was registered but the charge could not be saved; nothing was charged. Retry with a new x-idempotency value.' });
+    throw new ApiError('service_unavailable', { message: 'The QR was registered but the charge could not be saved; nothing was charged. Retry with the same x-idempotency value.' });
   }
 }

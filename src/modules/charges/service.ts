@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { RequestContext } from '../../platform/context.ts';
+import type { RecoverResource } from '../../platform/idempotency/idempotency.ts';
 import { inTransaction } from '../../platform/db/database.ts';
 import { ApiError, validationError, type FieldErrors } from '../../platform/errors/api-error.ts';
 import { isUuid, prefixedId } from '../../platform/ids.ts';
@@ -12,7 +13,7 @@ import { maxTransactionCop } from '../payments/queries.ts';
 import type { StoredSplit } from '../payments/tables.ts';
 import { resolveSplits, type PaymentInput, type RuleContext } from '../payments/validate.ts';
 import { toChargeResponse, type ChargeRow } from './present.ts';
-import { CHARGE_ID, loadCharge } from './queries.ts';
+import { CHARGE_ID, findCharge, loadCharge } from './queries.ts';
 import { chargeRail, type DebitOutcome } from './rail.ts';
 import { CHARGE_TEST_SCENARIOS, chargeList, type ChargeResponse, type CreateChargeBody } from './schemas.ts';
 import { debitRequestFor, jobPayload, RECONCILE_JOB, saveDebitOutcome } from './settle.ts';
@@ -158,7 +159,7 @@ export async function createCharge(ctx: RequestContext, body: CreateChargeBody, 
     const safetyJobId = await ctx.deps.jobs.enqueue(trx, RECONCILE_JOB, jobPayload(charge, {}), runAt);
     return { charge, safetyJobId };
   });
-  await ctx.commitEarly();
+  await ctx.commitEarly(charge.id);
 
   // The rail, outside any transaction.
   let outcome: DebitOutcome;
@@ -181,6 +182,17 @@ export async function createCharge(ctx: RequestContext, body: CreateChargeBody, 
     throw new ApiError('charge_persistence_lost');
   }
 }
+
+/**
+ * How a retry of a key answers when its run recorded the charge (or the refund, the registration,
+ * the OTP confirmation of it) and then failed or died: the charge as it is now, never a second
+ * run (docs/platform.md "Retries after a failure"). Null when the charge does not exist (rtkey:
+ * the run died while registering the QR; the retry registers the same reference again).
+ */
+export const recoverCharge: RecoverResource = async (req, id) => {
+  const row = await findCharge(req.ctx.deps.database.db, req.ctx, id);
+  return row ? toChargeResponse(row, req.ctx.deps.config.baseUrl) : null;
+};
 
 export async function getCharge(ctx: RequestContext, id: string): Promise<ChargeResponse> {
   return toChargeResponse(await loadCharge(ctx, id), ctx.deps.config.baseUrl);

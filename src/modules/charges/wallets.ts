@@ -211,7 +211,7 @@ function notOpen(charge: ChargeRow): ApiError {
 export async function confirmWalletb(ctx: RequestContext, id: string, otp: string): Promise<ChargeResponse> {
   const charge = await loadRequest(ctx, id, 'walletb');
   if (FINAL.includes(charge.status)) throw notOpen(charge);
-  await ctx.commitEarly();
+  await ctx.commitEarly(charge.id);
   const scope = scopeOfContext(ctx);
   if (isOverdue(charge, ctx.deps.clock.now())) {
     const settled = await settlePayerCharge(ctx.deps, scope, charge.id, { status: 'expired' });

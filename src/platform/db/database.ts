@@ -3,6 +3,7 @@ import { Kysely, PostgresDialect, PGliteDialect, type Transaction } from 'kysely
 import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import type { DB } from './schema.ts';
+import { listenPostgres, type ListenOptions } from './listen.ts';
 
 export type Engine = 'pglite' | 'postgres';
 export type Executor = Kysely<DB> | Transaction<DB>;
@@ -14,8 +15,8 @@ export interface Database {
   /** Runs fn on one dedicated session that accepts multi-statement scripts (migrations, locks). */
   scriptSession<T>(fn: (run: (script: string) => Promise<Record<string, unknown>[]>) => Promise<T>): Promise<T>;
   close(): Promise<void>;
-  /** Subscribes to NOTIFY on a dedicated session (PostgreSQL); returns the unsubscribe. */
-  listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
+  /** Subscribes to NOTIFY on a dedicated session (PostgreSQL) that reconnects by itself (listen.ts); returns the unsubscribe. */
+  listen(channel: string, onNotify: () => void, opts?: ListenOptions): Promise<() => Promise<void>>;
 }
 
 const INT8_OID = 20;
@@ -28,10 +29,39 @@ export interface OpenOptions {
   pglite?: PGlite;
   poolSize?: number;
   applicationName?: string;
+  /** PostgreSQL session bounds and the pool's acquire timeout (docs/operations.md); 0 = none. */
+  limits?: Partial<SessionLimits>;
+  /** Told about every connection a pooled client loses (the process carries on; the pool replaces it). */
+  onConnectionError?: (error: Error) => void;
+}
+
+export interface SessionLimits {
+  statementTimeoutMs: number;
+  lockTimeoutMs: number;
+  idleInTransactionTimeoutMs: number;
+  connectTimeoutMs: number;
+}
+export const DEFAULT_SESSION_LIMITS: SessionLimits = { statementTimeoutMs: 30_000, lockTimeoutMs: 15_000, idleInTransactionTimeoutMs: 60_000, connectTimeoutMs: 10_000 };
+
+// SQLSTATE classes and driver messages that mean "the database went away or is overloaded", not a bug.
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '53400', '57014', '55P03', '40P01', '40001', '25P03']);
+const UNAVAILABLE_MESSAGES = /Connection terminated|connection error|not queryable|timeout exceeded when trying to connect|Client was closed|Cannot use a pool after calling end|driver has already been destroyed|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|the database system is (starting up|shutting down)/i;
+
+/**
+ * Is this error the database being away (terminated session, failover, timeout, exhausted pool)
+ * rather than a bug? Such a request answers 503 service_unavailable and the process carries on.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown } | null;
+  if (!e || typeof e !== 'object') return false;
+  const code = typeof e.code === 'string' ? e.code : '';
+  if (UNAVAILABLE_SQLSTATES.has(code) || code.startsWith('08')) return true;
+  if (['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH'].includes(code)) return true;
+  return typeof e.message === 'string' && UNAVAILABLE_MESSAGES.test(e.message);
 }
 
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
-  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.poolSize ?? 20, opts.applicationName ?? 'recaudo');
+  if (opts.databaseUrl) return openPostgres(opts);
   let pglite = opts.pglite;
   if (!pglite) {
     if (!opts.dataDir) throw new Error('dataDir is required for the embedded engine');
@@ -63,47 +93,58 @@ export function wrapPglite(pglite: PGlite): Database {
   };
 }
 
-function openPostgres(url: string, poolSize: number, applicationName: string): Database {
+function openPostgres(opts: OpenOptions): Database {
+  const url = opts.databaseUrl!;
+  const applicationName = opts.applicationName ?? 'recaudo';
+  const limits = { ...DEFAULT_SESSION_LIMITS, ...opts.limits };
+  const onConnectionError = opts.onConnectionError ?? (() => {});
   const pool = new pg.Pool({
     connectionString: url,
-    max: poolSize,
+    max: opts.poolSize ?? 20,
     application_name: applicationName,
+    // Bounded everything: no statement, lock wait or forgotten transaction holds a session forever,
+    // and a request waits at most connectTimeoutMs for a connection (then 503).
+    statement_timeout: limits.statementTimeoutMs || undefined,
+    lock_timeout: limits.lockTimeoutMs || undefined,
+    idle_in_transaction_session_timeout: limits.idleInTransactionTimeoutMs || undefined,
+    connectionTimeoutMillis: limits.connectTimeoutMs,
+    keepAlive: true,
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         oid === INT8_OID ? parseInt8 : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
     },
   });
-  // An idle client losing its connection must not crash the process; the pool replaces it.
-  pool.on('error', () => {});
+  // pg removes the pool's listener while a client is checked out: a session terminated then would
+  // emit 'error' with no listener and kill the process. Every client carries its own, for life.
+  pool.on('connect', (client) => {
+    client.on('error', (error) => onConnectionError(error));
+  });
+  pool.on('error', (error) => onConnectionError(error));
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   return {
     db,
     engine: 'postgres',
     async scriptSession(fn) {
       const client = await pool.connect();
+      let failure: Error | undefined;
       try {
         return await fn(async (script) => {
           const result = (await client.query(script)) as unknown as pg.QueryResult | pg.QueryResult[];
           const last = Array.isArray(result) ? result.at(-1) : result;
           return (last?.rows ?? []) as Record<string, unknown>[];
         });
+      } catch (error) {
+        // A session that failed mid-script may hold a lock or a half transaction: never reuse it.
+        failure = error as Error;
+        throw error;
       } finally {
-        client.release();
+        client.release(failure);
       }
     },
     async close() {
       await db.destroy();
     },
-    async listen(channel, onNotify) {
-      const client = new pg.Client({ connectionString: url, application_name: `${applicationName}-listen` });
-      client.on('error', () => {});
-      client.on('notification', () => onNotify());
-      await client.connect();
-      await client.query(`LISTEN ${channel}`);
-      return async () => {
-        await client.end().catch(() => {});
-      };
-    },
+    listen: (channel, onNotify, options) => listenPostgres({ url, applicationName }, channel, onNotify, options),
   };
 }
 

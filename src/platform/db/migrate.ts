@@ -23,7 +23,8 @@ export function listMigrations(dir = MIGRATIONS_DIR): { version: string; file: s
 export async function migrate(database: Database, log: (msg: string) => void = () => {}): Promise<string[]> {
   return database.scriptSession(async (run) => {
     const postgres = database.engine === 'postgres';
-    if (postgres) await run(`SELECT pg_advisory_lock(${MIGRATION_LOCK_KEY})`);
+    // Another starter may migrate for a while: this session waits for it however long it takes.
+    if (postgres) await run(`SET lock_timeout = 0; SET statement_timeout = 0; SELECT pg_advisory_lock(${MIGRATION_LOCK_KEY})`);
     try {
       await run('CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
       const done = new Set((await run('SELECT version FROM schema_migrations')).map((r) => String(r.version)));

@@ -34,6 +34,9 @@ export interface IdempotencyKeysTable {
   status_code: number | null;
   response_body: string | null;
   completed_at: Timestamp | null;
+  /** migrations/0014: the resource an early-committed claim recorded, and how long its request holds it. */
+  resource_id: ColumnType<string | null, string | null | undefined, string | null>;
+  held_until: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
 export interface RateLimitWindowsTable {

@@ -16,6 +16,7 @@ import {
   requireIdempotencyKey,
   settleIdempotency,
   type IdempotencyState,
+  type RecoverResource,
 } from '../idempotency/idempotency.ts';
 import { MemoryRateLimiter, PostgresRateLimiter, type RateLimiter } from '../rate-limit/rate-limit.ts';
 
@@ -29,6 +30,11 @@ declare module 'fastify' {
     idempotent?: boolean;
     /** The body carries card data: its idempotency fingerprint is a keyed hash (docs/platform.md). */
     sensitiveBody?: boolean;
+    /**
+     * The route commits early (ctx.commitEarly) before an outside call: how a retry of a key whose
+     * run failed or died after that answers the resource it recorded (docs/platform.md).
+     */
+    recover?: RecoverResource;
   }
   interface FastifyRequest {
     caller: Caller | null;
@@ -253,10 +259,11 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
           notifyWorkers: () => {
             if (!tasks.includes(wakeWorkers)) tasks.push(wakeWorkers);
           },
-          commitEarly: async () => {
+          recordedResourceId: null,
+          commitEarly: async (resourceId) => {
             const state = req.idempotency;
             if (!state || state.settled || state.detachedAt) return;
-            await detachIdempotency(deps, state, caller);
+            await detachIdempotency(deps, state, caller, resourceId ?? null);
             req.ctx.db = deps.database.db;
             // What the request wrote so far is committed: its after-commit work is due now.
             for (const task of tasks.splice(0)) {
@@ -282,10 +289,11 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
       v1.addHook('preHandler', async (req, reply) => {
         if (req.method !== 'POST' || !req.caller || req.routeOptions.config?.idempotent === false) return;
         const key = requireIdempotencyKey(req);
-        const state = await claimIdempotencyKey(deps, req, reply, req.caller, key);
-        if (!state) return reply; // replayed: reply already sent
+        const state = await claimIdempotencyKey(deps, req, reply, req.caller, key, req.routeOptions.config?.recover);
+        if (!state) return reply; // replayed or recovered: reply already sent
         req.idempotency = state;
         req.ctx.db = state.trx;
+        req.ctx.recordedResourceId = state.recordedResourceId ?? null;
       });
 
       v1.addHook('onSend', async (req, reply, payload) => {
@@ -295,7 +303,7 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
 
       v1.addHook('onResponse', async (req, reply) => {
         try {
-          if (req.idempotency && req.caller) await abandonIdempotency(deps, req.idempotency, req.caller);
+          if (req.idempotency) await abandonIdempotency(req.idempotency);
           if (reply.statusCode < 400 && req.afterCommitTasks) {
             for (const task of req.afterCommitTasks) {
               try {
@@ -311,7 +319,7 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
       });
       v1.addHook('onRequestAbort', async (req) => {
         try {
-          if (req.idempotency && req.caller) await abandonIdempotency(deps, req.idempotency, req.caller);
+          if (req.idempotency) await abandonIdempotency(req.idempotency);
         } finally {
           inflight.leave(req);
         }

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { isDatabaseUnavailable } from '../db/database.ts';
 import { ApiError, type FieldErrors } from '../errors/api-error.ts';
 
 function issueMessage(message: string): string {
@@ -37,7 +38,7 @@ export function toApiError(error: unknown): ApiError {
   if (e instanceof SyntaxError || e?.statusCode === 400) return new ApiError('malformed_json');
   if (e?.statusCode === 415) return new ApiError('unsupported_media_type');
   if (e?.statusCode === 413) return new ApiError('payload_too_large');
-  if (e?.statusCode === 503) return new ApiError('service_unavailable');
+  if (e?.statusCode === 503 || isDatabaseUnavailable(error)) return new ApiError('service_unavailable');
   return new ApiError('internal_error');
 }
 
@@ -49,5 +50,6 @@ export function errorHandler(error: unknown, req: FastifyRequest, reply: Fastify
     req.log.info({ code: apiError.def.codeName ?? apiError.status, msg: apiError.message }, 'request rejected');
   }
   if (apiError.headers) reply.headers(apiError.headers);
+  else if (apiError.status === 503) reply.header('retry-after', '1');
   return reply.code(apiError.status).send(apiError.body());
 }

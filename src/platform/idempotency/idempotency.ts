@@ -76,7 +76,21 @@ export interface IdempotencyState {
    * statement, conditional on the claim still being this one.
    */
   detachedAt?: Date;
+  /** The resource the detached claim recorded (a retry answers it); null when it recorded nothing. */
+  resourceId?: string | null;
+  /**
+   * An earlier run of this key recorded this resource id before an outside call, then failed
+   * before the resource existed (rtkey: the QR was being registered): this run reuses the id, so
+   * the rail sees the same reference again and never a second operation.
+   */
+  recordedResourceId?: string | null;
 }
+
+/**
+ * How a route answers a retry of a key whose earlier run committed its claim and a resource, then
+ * failed or died before answering: the resource as it is now (null when it does not exist).
+ */
+export type RecoverResource = (req: FastifyRequest, resourceId: string) => Promise<unknown | null>;
 
 /** How often a request polls for a duplicate that committed its claim early and is still running. */
 const IN_PROGRESS_POLL_MS = 25;
@@ -104,10 +118,21 @@ function remember(scope: { companyId: string; environment: string }, key: string
   recentResponses.set(cacheKey(scope, key), value);
 }
 
+interface ClaimRow {
+  fingerprint: string;
+  status_code: number | null;
+  response_body: string | null;
+  completed_at: Date | null;
+  resource_id: string | null;
+  held_until: Date | null;
+}
+
 /**
  * Opens the request's transaction and claims the key inside it. A concurrent duplicate blocks on
  * the key's unique index until the first request commits (then it replays the stored response) or
- * rolls back (then it runs itself). Returns null when the response was replayed.
+ * rolls back (then it runs itself). A claim committed early (detachIdempotency) is waited for while
+ * its request holds it; then its recorded resource is the answer (never a second run). Returns
+ * null when the response was replayed or recovered.
  */
 export async function claimIdempotencyKey(
   deps: AppDeps,
@@ -115,33 +140,61 @@ export async function claimIdempotencyKey(
   reply: FastifyReply,
   scope: { companyId: string; environment: 'test' | 'live' },
   key: string,
+  recover?: RecoverResource,
 ): Promise<IdempotencyState | null> {
   const print = fingerprint(req);
-  const deadline = Date.now() + IDEMPOTENCY_WINDOW_MS + 5_000;
+  const deadline = Date.now() + deps.config.idempotencyHoldMs + 5_000;
+  let takeOver: ClaimRow | undefined;
   for (;;) {
     const now = deps.clock.now();
     const cutoff = new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS);
     const trx = await deps.database.db.startTransaction().execute();
-    let existing: { fingerprint: string; status_code: number | null; response_body: string | null } | undefined;
+    let existing: ClaimRow | undefined;
     try {
-      // Takes over a completed key once its window has passed, and an early-committed claim whose
-      // request has held it for a whole window (it died: its completed_at is the claim time).
-      const claimed = await trx
-        .insertInto('idempotency_keys')
-        .values({ company_id: scope.companyId, environment: scope.environment, key, fingerprint: print, status_code: null, response_body: null, completed_at: null })
-        .onConflict((oc) =>
-          oc
-            .columns(['company_id', 'environment', 'key'])
-            .doUpdateSet({ fingerprint: print, status_code: null, response_body: null, completed_at: null })
-            .where('idempotency_keys.completed_at', '<', cutoff),
-        )
-        .returning(sql<number>`1`.as('ok'))
-        .executeTakeFirst();
-      if (claimed) return { trx, key, fingerprint: print, settled: false };
+      if (takeOver) {
+        // The earlier run recorded a resource that does not exist and is gone: run again in its place.
+        const taken = await trx
+          .updateTable('idempotency_keys')
+          .set({ status_code: null, response_body: null, completed_at: null, held_until: null, resource_id: null })
+          .where('company_id', '=', scope.companyId)
+          .where('environment', '=', scope.environment)
+          .where('key', '=', key)
+          .where('status_code', 'is', null)
+          .where('completed_at', '=', takeOver.completed_at!)
+          .returning(sql<number>`1`.as('ok'))
+          .executeTakeFirst();
+        const recorded = takeOver.resource_id;
+        takeOver = undefined;
+        if (taken) return { trx, key, fingerprint: print, settled: false, recordedResourceId: recorded };
+      } else {
+        // Takes over a key whose success is older than the window, and an early-committed claim that
+        // recorded nothing and whose request is gone (hold over). A claim with a resource never runs again.
+        const claimed = await trx
+          .insertInto('idempotency_keys')
+          .values({ company_id: scope.companyId, environment: scope.environment, key, fingerprint: print, status_code: null, response_body: null, completed_at: null })
+          .onConflict((oc) =>
+            oc
+              .columns(['company_id', 'environment', 'key'])
+              .doUpdateSet({ fingerprint: print, status_code: null, response_body: null, completed_at: null, held_until: null, resource_id: null })
+              .where((eb) =>
+                eb.or([
+                  eb.and([eb('idempotency_keys.status_code', 'is not', null), eb('idempotency_keys.completed_at', '<', cutoff)]),
+                  eb.and([
+                    eb('idempotency_keys.status_code', 'is', null),
+                    eb('idempotency_keys.resource_id', 'is', null),
+                    eb(sql`coalesce(idempotency_keys.held_until, idempotency_keys.completed_at + interval '1 minute')`, '<', now),
+                  ]),
+                ]),
+              ),
+          )
+          .returning(sql<number>`1`.as('ok'))
+          .executeTakeFirst();
+        if (claimed) return { trx, key, fingerprint: print, settled: false };
+      }
 
       existing = await trx
         .selectFrom('idempotency_keys')
-        .select(['fingerprint', 'status_code', 'response_body'])
+        .select(['fingerprint', 'status_code', 'response_body', 'completed_at', 'resource_id', 'held_until'])
         .where('company_id', '=', scope.companyId)
         .where('environment', '=', scope.environment)
         .where('key', '=', key)
@@ -156,38 +209,88 @@ export async function claimIdempotencyKey(
       return null;
     }
     if (existing && existing.fingerprint !== print) throw new ApiError('idempotency_key_reused');
-    // A request that committed its claim early (detachIdempotency) is still running, or the row
+    if (existing && existing.completed_at) {
+      const holdEnds = existing.held_until ?? new Date(existing.completed_at.getTime() + IDEMPOTENCY_WINDOW_MS);
+      if (holdEnds.getTime() <= deps.clock.now().getTime() && existing.resource_id) {
+        // The run that recorded the resource failed or died: its resource, as it is now, is the answer.
+        const body = recover ? await recover(req, existing.resource_id) : null;
+        if (body === null) {
+          takeOver = existing;
+          continue;
+        }
+        if (await storeRecovered(deps, scope, key, existing, print, body)) {
+          reply.code(200).header('content-type', 'application/json; charset=utf-8').header('idempotent-replayed', 'true');
+          await reply.send(JSON.stringify(body));
+          return null;
+        }
+        continue;
+      }
+    }
+    // A request that committed its claim early is still running (it holds the claim), or the row
     // vanished between the two statements (that request failed): wait for its result, then look again.
     if (Date.now() > deadline) throw new ApiError('service_unavailable');
     await new Promise((resolve) => setTimeout(resolve, IN_PROGRESS_POLL_MS));
   }
 }
 
+/** Stores a recovered answer as the key's response, only if the claim is still the one seen. */
+async function storeRecovered(
+  deps: AppDeps,
+  scope: { companyId: string; environment: 'test' | 'live' },
+  key: string,
+  seen: ClaimRow,
+  print: string,
+  body: unknown,
+): Promise<boolean> {
+  const completedAt = deps.clock.now();
+  const text = JSON.stringify(body);
+  const stored = await deps.database.db
+    .updateTable('idempotency_keys')
+    .set({ status_code: 200, response_body: text, completed_at: completedAt, held_until: null })
+    .where('company_id', '=', scope.companyId)
+    .where('environment', '=', scope.environment)
+    .where('key', '=', key)
+    .where('status_code', 'is', null)
+    .where('completed_at', '=', seen.completed_at!)
+    .returning(sql<number>`1`.as('ok'))
+    .executeTakeFirst();
+  if (stored) remember(scope, key, { fingerprint: print, status_code: 200, response_body: text, completedAt: completedAt.getTime() });
+  return stored !== undefined;
+}
+
 /**
  * Commits the request's transaction now: the claim stays in progress (no response yet, the claim
- * time in `completed_at`), together with whatever the request wrote so far. For operations that
- * must record something durably before an external call (docs/charges.md). A duplicate arriving
- * meanwhile waits for the response; a claim whose request died is taken over after the window.
+ * time in `completed_at`), together with whatever the request wrote so far and the resource it
+ * recorded. For operations that must record something durably before an external call
+ * (docs/charges.md). A duplicate arriving meanwhile waits while the request holds the claim
+ * (IDEMPOTENCY_HOLD_MS), then answers the resource; the operation never runs twice.
  */
-export async function detachIdempotency(deps: AppDeps, state: IdempotencyState, scope: { companyId: string; environment: 'test' | 'live' }): Promise<void> {
+export async function detachIdempotency(
+  deps: AppDeps,
+  state: IdempotencyState,
+  scope: { companyId: string; environment: 'test' | 'live' },
+  resourceId: string | null,
+): Promise<void> {
   if (state.settled || state.detachedAt) return;
   const claimedAt = deps.clock.now();
   try {
     await state.trx
       .updateTable('idempotency_keys')
-      .set({ completed_at: claimedAt })
+      .set({ completed_at: claimedAt, held_until: new Date(claimedAt.getTime() + deps.config.idempotencyHoldMs), resource_id: resourceId })
       .where('company_id', '=', scope.companyId)
       .where('environment', '=', scope.environment)
       .where('key', '=', state.key)
       .execute();
     await state.trx.commit().execute();
   } catch {
-    // Nothing of the request was recorded: the client retries (with the same key).
+    // Nothing of the request is known to be recorded: the client retries with the same key, which
+    // finds the claim and its resource if the commit went through after all.
     state.settled = true;
     if (!state.trx.isCommitted && !state.trx.isRolledBack) await state.trx.rollback().execute().catch(() => {});
     throw new ApiError('service_unavailable');
   }
   state.detachedAt = claimedAt;
+  state.resourceId = resourceId;
 }
 
 async function replay(reply: FastifyReply, stored: { fingerprint: string; status_code: number | null; response_body: string | null }, print: string) {
@@ -208,50 +311,68 @@ export async function settleIdempotency(
   payload: unknown,
 ): Promise<void> {
   if (state.settled) return;
-  state.settled = true;
   if (state.detachedAt) {
+    state.settled = true;
     await settleDetached(deps, state, scope, statusCode, payload);
     return;
   }
   if (statusCode >= 400) {
+    state.settled = true;
     await state.trx.rollback().execute();
     return;
   }
   const completedAt = deps.clock.now();
   const body = typeof payload === 'string' ? payload : '';
-  await state.trx
-    .updateTable('idempotency_keys')
-    .set({ status_code: statusCode, response_body: body, completed_at: completedAt })
-    .where('company_id', '=', scope.companyId)
-    .where('environment', '=', scope.environment)
-    .where('key', '=', state.key)
-    .execute();
-  await state.trx.commit().execute();
+  try {
+    await state.trx
+      .updateTable('idempotency_keys')
+      .set({ status_code: statusCode, response_body: body, completed_at: completedAt })
+      .where('company_id', '=', scope.companyId)
+      .where('environment', '=', scope.environment)
+      .where('key', '=', state.key)
+      .execute();
+    await state.trx.commit().execute();
+  } catch (error) {
+    // The transaction must not stay open holding the key's row lock: roll back (which releases the
+    // session even when it fails). Whether a failed COMMIT applied is unknown: a retry with the same
+    // key finds out (it replays the stored response, or runs).
+    if (!state.trx.isCommitted && !state.trx.isRolledBack) await state.trx.rollback().execute().catch(() => {});
+    throw error;
+  } finally {
+    state.settled = true;
+  }
   remember(scope, state.key, { fingerprint: state.fingerprint, status_code: statusCode, response_body: body, completedAt: completedAt.getTime() });
 }
 
 /**
  * A detached claim: a success stores the response on the claim row (one statement, only while the
- * row is still this request's claim); an error deletes the claim, so the key may be retried.
+ * row is still this request's claim). A client error (4xx: the operation refused, nothing more will
+ * happen) deletes the claim, so the key may be retried. A server error keeps a claim that recorded
+ * a resource and ends its hold: a retry answers that resource at once instead of running again.
  */
 async function settleDetached(deps: AppDeps, state: IdempotencyState, scope: { companyId: string; environment: 'test' | 'live' }, statusCode: number, payload: unknown): Promise<void> {
-  const db = deps.database.db;
+  const claim = deps.database.db
+    .updateTable('idempotency_keys')
+    .where('company_id', '=', scope.companyId)
+    .where('environment', '=', scope.environment)
+    .where('key', '=', state.key)
+    .where('status_code', 'is', null)
+    .where('completed_at', '=', state.detachedAt!);
+  if (statusCode >= 500 && state.resourceId) {
+    await claim.set({ held_until: deps.clock.now() }).execute();
+    return;
+  }
   if (statusCode >= 400) {
     await releaseDetached(deps, state, scope);
     return;
   }
   const completedAt = deps.clock.now();
   const body = typeof payload === 'string' ? payload : '';
-  await db
-    .updateTable('idempotency_keys')
-    .set({ status_code: statusCode, response_body: body, completed_at: completedAt })
-    .where('company_id', '=', scope.companyId)
-    .where('environment', '=', scope.environment)
-    .where('key', '=', state.key)
-    .where('status_code', 'is', null)
-    .where('completed_at', '=', state.detachedAt!)
-    .execute();
-  remember(scope, state.key, { fingerprint: state.fingerprint, status_code: statusCode, response_body: body, completedAt: completedAt.getTime() });
+  const [stored] = await claim.set({ status_code: statusCode, response_body: body, completed_at: completedAt, held_until: null }).execute();
+  // A retry may have answered the key meanwhile (this run outlived its hold): its answer stands.
+  if (stored && stored.numUpdatedRows > 0n) {
+    remember(scope, state.key, { fingerprint: state.fingerprint, status_code: statusCode, response_body: body, completedAt: completedAt.getTime() });
+  }
 }
 
 async function releaseDetached(deps: AppDeps, state: IdempotencyState, scope: { companyId: string; environment: 'test' | 'live' }): Promise<void> {
@@ -265,12 +386,13 @@ async function releaseDetached(deps: AppDeps, state: IdempotencyState, scope: { 
     .execute();
 }
 
-export async function abandonIdempotency(deps: AppDeps, state: IdempotencyState, scope: { companyId: string; environment: 'test' | 'live' }): Promise<void> {
-  if (state.settled) return;
+/**
+ * The request ended without settling (aborted by the client, or its settle was skipped). An open
+ * transaction rolls back. A detached claim is left to its hold: the handler may still be running,
+ * and a retry answers its resource once the hold is over.
+ */
+export async function abandonIdempotency(state: IdempotencyState): Promise<void> {
+  if (state.settled || state.detachedAt) return;
   state.settled = true;
-  if (state.detachedAt) {
-    await releaseDetached(deps, state, scope).catch(() => {});
-    return;
-  }
   await state.trx.rollback().execute().catch(() => {});
 }
