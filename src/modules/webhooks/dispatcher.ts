@@ -1,12 +1,14 @@
 import http from 'node:http';
 import https from 'node:https';
+import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { sql, type Updateable } from 'kysely';
+import type { Logger } from 'pino';
 import type { AppDeps } from '../../platform/context.ts';
 import { prefixedId } from '../../platform/ids.ts';
 import { Poller } from '../../platform/jobs/poller.ts';
 import { signBody } from './signature.ts';
-import { publicOnlyLookup } from './url-safety.ts';
+import { addressPolicy, isPublicAddress, publicOnlyLookup, urlHost } from './url-safety.ts';
 import type { WebhookDeliveriesTable } from './tables.ts';
 import './tables.ts';
 
@@ -46,26 +48,49 @@ const EXCERPT_BYTES = 512;
 export const dispatchers = new WeakMap<AppDeps, WebhookDispatcher>();
 const USER_AGENT = 'Recaudo-Webhooks/1.0';
 
+/** The background loop: fills free slots at every poll or wake; stopping also waits for the attempts in flight. */
+class DeliveryPoller extends Poller {
+  constructor(
+    private dispatcher: WebhookDispatcher,
+    logger: Logger,
+  ) {
+    super('webhooks', () => dispatcher.fill(dispatcher.onlyCompanies), logger, 200);
+  }
+
+  override async stop(): Promise<void> {
+    await super.stop();
+    await this.dispatcher.idle();
+  }
+}
+
 /**
- * Delivers due webhook deliveries: leases a batch (FOR UPDATE SKIP LOCKED, so any number of
- * processes share the work and never attempt one delivery twice at once), POSTs them in parallel
- * outside any transaction, then records every attempt and the next step in one transaction.
+ * Delivers due webhook deliveries: leases due ones (FOR UPDATE SKIP LOCKED, so any number of
+ * processes share the work and never attempt one delivery twice at once), POSTs them outside any
+ * transaction with at most WEBHOOK_CONCURRENCY in flight, and leases more as each slot frees, so a
+ * slow receiver holds one slot, never a batch. Outcomes finishing together are recorded together.
  */
 export class WebhookDispatcher {
   readonly poller: Poller;
+  /** Limits the background loop to these companies (tests sharing one PostgreSQL database). */
+  onlyCompanies: readonly string[] | undefined;
   private agents = {
-    test: { http: new http.Agent({ keepAlive: true, maxSockets: 256 }), https: new https.Agent({ keepAlive: true, maxSockets: 256 }) },
-    live: {
+    any: { http: new http.Agent({ keepAlive: true, maxSockets: 256 }), https: new https.Agent({ keepAlive: true, maxSockets: 256 }) },
+    public: {
       http: new http.Agent({ keepAlive: true, maxSockets: 256, lookup: publicOnlyLookup } as http.AgentOptions),
       https: new https.Agent({ keepAlive: true, maxSockets: 256, lookup: publicOnlyLookup } as https.AgentOptions),
     },
   };
+  /** Slots taken: attempts in flight or waiting to be recorded, and slots reserved by a claim. */
+  private busy = 0;
+  private idleWaiters: (() => void)[] = [];
+  private unrecorded: { outcome: Outcome; done: () => void }[] = [];
+  private recording = false;
   private delivered;
   private failed;
   private latency;
 
   constructor(private deps: AppDeps) {
-    this.poller = new Poller('webhooks', () => this.tick(), deps.logger, 200);
+    this.poller = new DeliveryPoller(this, deps.logger);
     dispatchers.set(deps, this);
     const m = deps.metrics;
     this.delivered = m.counter('recaudo_webhook_attempts_total', 'Webhook delivery attempts by outcome');
@@ -92,17 +117,85 @@ export class WebhookDispatcher {
     return timeout + Math.max(1_000, Math.floor(timeout / 2));
   }
 
-  /** One round. `onlyCompanies` limits it (tests sharing one PostgreSQL database use it). */
+  /**
+   * One round, awaited: leases what is due (up to the free slots), attempts and records it all.
+   * `onlyCompanies` limits it (tests sharing one PostgreSQL database use it).
+   */
   async tick(onlyCompanies?: readonly string[]): Promise<number> {
-    const claimed = await this.claim(onlyCompanies);
-    if (claimed.length === 0) return 0;
-    const outcomes = await Promise.all(claimed.map(({ delivery, target }) => this.attempt(delivery, target)));
-    await this.record(outcomes);
-    return claimed.length;
+    const runs = await this.launch(onlyCompanies);
+    await Promise.all(runs);
+    return runs.length;
+  }
+
+  /** The background loop's step: fills the free slots and returns at once; each freed slot wakes the loop. */
+  async fill(onlyCompanies?: readonly string[]): Promise<number> {
+    return (await this.launch(onlyCompanies)).length;
+  }
+
+  /** Resolves once no attempt is in flight or waiting to be recorded. */
+  idle(): Promise<void> {
+    if (this.busy === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private async launch(onlyCompanies?: readonly string[]): Promise<Promise<void>[]> {
+    const free = this.deps.config.webhookConcurrency - this.busy;
+    if (free <= 0) return [];
+    // Reserved while the claim runs, so overlapping rounds never lease more than the slots.
+    this.busy += free;
+    let claimed: Awaited<ReturnType<WebhookDispatcher['claim']>> = [];
+    try {
+      claimed = await this.claim(free, onlyCompanies);
+    } finally {
+      for (let i = claimed.length; i < free; i++) this.release();
+    }
+    return claimed.map(({ delivery, target }) =>
+      this.attempt(delivery, target)
+        .then((outcome) => this.recordSoon(outcome))
+        // Never thrown in practice; if it were, the lease lapses and the delivery is attempted again.
+        .catch((error) => this.deps.logger.error({ err: error, delivery: delivery.id }, 'webhook attempt failed unexpectedly'))
+        .finally(() => {
+          this.release();
+          this.poller.wake(); // a slot is free: lease the next due delivery now
+        }),
+    );
+  }
+
+  private release(): void {
+    this.busy--;
+    if (this.busy === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 
   /**
-   * Leases a batch and reads what each delivery needs (URL, credentials, body) in one statement.
+   * Records an outcome: at once when nothing is being recorded, else with every outcome that
+   * finished meanwhile (one transaction for many under load). A failure is logged: the lease
+   * lapses and the delivery is attempted again (at least once).
+   */
+  private recordSoon(outcome: Outcome): Promise<void> {
+    return new Promise((done) => {
+      this.unrecorded.push({ outcome, done });
+      if (!this.recording) void this.recordAll();
+    });
+  }
+
+  private async recordAll(): Promise<void> {
+    this.recording = true;
+    while (this.unrecorded.length > 0) {
+      const batch = this.unrecorded.splice(0);
+      try {
+        await this.record(batch.map((b) => b.outcome));
+      } catch (error) {
+        this.deps.logger.error({ err: error }, 'recording webhook attempts failed; their leases lapse and they are attempted again');
+      }
+      for (const b of batch) b.done();
+    }
+    this.recording = false;
+  }
+
+  /**
+   * Leases up to `limit` due deliveries and reads what each needs (URL, credentials, body) in one
+   * statement. The lease bumps `attempts`, which fences it: only the holder of the latest lease may
+   * settle the delivery (record()).
    *
    * Every lookup goes through a globally unique `id` index (webhook_deliveries_id, webhooks_id,
    * events_id) or a full primary key, never a (company_id, environment) prefix: on tables without
@@ -116,7 +209,7 @@ export class WebhookDispatcher {
    * bitmap scan + sort of every due row and every not-yet-vacuumed finished one, so it slows down as
    * a backlog grows (npm run bench, BENCH_DELIVERY_ANALYZE=0).
    */
-  private async claim(onlyCompanies?: readonly string[]): Promise<{ delivery: Claimed; target: Target | undefined }[]> {
+  private async claim(limit: number, onlyCompanies?: readonly string[]): Promise<{ delivery: Claimed; target: Target | undefined }[]> {
     const scope = onlyCompanies?.length ? sql`AND company_id IN (${sql.join(onlyCompanies)})` : sql``;
     const now = this.deps.clock.now();
     const lease = new Date(now.getTime() + this.leaseMs);
@@ -127,7 +220,7 @@ export class WebhookDispatcher {
           SELECT id FROM webhook_deliveries
           WHERE status = 'pending' AND next_attempt_at <= ${now} AND (locked_until IS NULL OR locked_until < ${now}) ${scope}
           ORDER BY next_attempt_at
-          LIMIT ${this.deps.config.webhookConcurrency}
+          LIMIT ${limit}
           FOR UPDATE SKIP LOCKED
         ) due
         WHERE d.id = due.id
@@ -166,9 +259,11 @@ export class WebhookDispatcher {
     const started = performance.now();
     return new Promise<Outcome>((resolve) => {
       let settled = false;
+      let deadline: NodeJS.Timeout | undefined;
       const finish = (statusCode: number | null, error: string | null, excerpt: string | null) => {
         if (settled) return;
         settled = true;
+        clearTimeout(deadline);
         resolve({ ...base, statusCode, error, excerpt, latencyMs: Math.round(performance.now() - started), cancelled: false });
       };
       let url: URL;
@@ -187,10 +282,26 @@ export class WebhookDispatcher {
         'x-webhook-token': target.header ?? '',
       };
       if (target.secret) headers.Signature = signBody(target.secret, body);
-      const agents = this.agents[delivery.environment];
+      const policy = addressPolicy(this.deps.config, delivery.environment);
+      const host = urlHost(url);
+      // An address in the URL is connected to without a lookup: publicOnlyLookup never sees it.
+      if (policy === 'public' && net.isIP(host) && !isPublicAddress(host)) {
+        return finish(null, `EADDRNOTPUBLIC: refused: ${host} is not a public address`, null);
+      }
+      const agents = this.agents[policy];
       const client = url.protocol === 'https:' ? https : http;
-      const req = client.request(url, { method: 'POST', headers, agent: url.protocol === 'https:' ? agents.https : agents.http });
-      req.setTimeout(this.deps.config.webhookTimeoutMs, () => req.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
+      let req: http.ClientRequest;
+      try {
+        req = client.request(url, { method: 'POST', headers, agent: url.protocol === 'https:' ? agents.https : agents.http });
+      } catch (error) {
+        return finish(null, (error as Error).message, null); // e.g. a header value Node refuses
+      }
+      // A hard deadline for the whole attempt (lookup, connect, send, the full answer), not an idle
+      // timeout: a receiver trickling bytes must not hold its slot, nor outlive the lease.
+      deadline = setTimeout(() => {
+        finish(null, 'ETIMEDOUT: timed out', null);
+        req.destroy();
+      }, this.deps.config.webhookTimeoutMs);
       req.on('error', (err: NodeJS.ErrnoException) => finish(null, err.code ? `${err.code}: ${err.message}` : err.message, null));
       req.on('response', (res) => {
         const chunks: Buffer[] = [];
@@ -225,6 +336,11 @@ export class WebhookDispatcher {
    * the same 2xx, is one statement (the attempts inserted in a CTE of the settling UPDATE); anything
    * else runs in one transaction: the attempts, then the successes by status code, then the others
    * one by one.
+   *
+   * Every attempt is recorded, but a delivery is settled only by the holder of its latest lease
+   * (same `attempts` as claimed): a worker whose lease lapsed while its receiver dawdled, and that
+   * another worker has leased again since, must not overwrite the newer outcome nor clear the
+   * newer lease.
    */
   private async record(outcomes: Outcome[]): Promise<void> {
     const now = this.deps.clock.now();
@@ -241,15 +357,15 @@ export class WebhookDispatcher {
         error: o.error,
         response_excerpt: o.excerpt,
       }));
-    const succeeded = new Map<number, string[]>();
+    const succeeded = new Map<number, Claimed[]>();
     const others: { delivery: Claimed; set: Updateable<WebhookDeliveriesTable> }[] = [];
     for (const o of outcomes) {
       const d = o.delivery;
       const ok = !o.cancelled && o.statusCode !== null && o.statusCode >= 200 && o.statusCode < 300;
       if (ok) {
-        const ids = succeeded.get(o.statusCode!) ?? [];
-        ids.push(d.id);
-        succeeded.set(o.statusCode!, ids);
+        const same = succeeded.get(o.statusCode!) ?? [];
+        same.push(d);
+        succeeded.set(o.statusCode!, same);
         this.delivered.inc({ outcome: 'success' });
         this.latency.observe((now.getTime() - d.created_at.getTime()) / 1000);
       } else if (o.cancelled) {
@@ -265,22 +381,24 @@ export class WebhookDispatcher {
     }
     const success = (code: number) => ({ status: 'succeeded' as const, completed_at: now, next_attempt_at: null, locked_until: null, last_status_code: code, last_error: null });
     // By the unique id index alone (see claim()): these ids were just leased by this process. A
-    // manual retry or a delete that happened meanwhile (status no longer pending) wins over this outcome.
+    // delete that happened meanwhile (status no longer pending) or a newer lease wins over this outcome.
+    const leaseHeld = (deliveries: Claimed[]) =>
+      sql<boolean>`(id, attempts) IN (${sql.join(deliveries.map((d) => sql`(${d.id}, ${d.attempts})`))})`;
     if (others.length === 0 && succeeded.size === 1) {
-      const [[code, ids]] = succeeded;
+      const [[code, deliveries]] = succeeded;
       await this.deps.database.db
         .with('recorded', (db) => db.insertInto('webhook_attempts').values(attempts))
         .updateTable('webhook_deliveries')
         .set(success(code))
-        .where('id', 'in', ids)
+        .where(leaseHeld(deliveries))
         .where('status', '=', 'pending')
         .execute();
       return;
     }
     await this.deps.database.db.transaction().execute(async (trx) => {
       if (attempts.length) await trx.insertInto('webhook_attempts').values(attempts).execute();
-      for (const [code, ids] of succeeded) {
-        await trx.updateTable('webhook_deliveries').set(success(code)).where('id', 'in', ids).where('status', '=', 'pending').execute();
+      for (const [code, deliveries] of succeeded) {
+        await trx.updateTable('webhook_deliveries').set(success(code)).where(leaseHeld(deliveries)).where('status', '=', 'pending').execute();
       }
       for (const { delivery: d, set } of others) {
         await trx
@@ -289,6 +407,7 @@ export class WebhookDispatcher {
           .where('company_id', '=', d.company_id)
           .where('environment', '=', d.environment)
           .where('id', '=', d.id)
+          .where('attempts', '=', d.attempts)
           .where('status', '=', 'pending')
           .execute();
       }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { AppDeps } from '../../platform/context.ts';
 import { addEventSink } from '../../platform/outbox/outbox.ts';
@@ -7,7 +7,7 @@ import { errorResponses } from '../../platform/http/openapi.ts';
 import { listPath } from '../../platform/http/urls.ts';
 import { listEnvelopeSchema, listQuerySchema } from '../../platform/lists/lists.ts';
 import { createWebhookBody, deliveryParams, deliveryResponse, updateWebhookBody, webhookIdParams, webhookResponse } from './schemas.ts';
-import { createWebhook, deleteWebhook, deliveryList, getWebhook, listDeliveries, listWebhooks, retryDelivery, updateWebhook } from './service.ts';
+import { checkWebhookUrl, createWebhook, deleteWebhook, deliveryList, getWebhook, listDeliveries, listWebhooks, retryDelivery, updateWebhook, type CheckedUrl } from './service.ts';
 import { webhookFanOut } from './fanout.ts';
 import { WebhookDispatcher } from './dispatcher.ts';
 
@@ -22,12 +22,27 @@ export function registerWebhookWorkers(deps: AppDeps): WebhookDispatcher {
   return dispatcher;
 }
 
+const checkedUrls = new WeakMap<FastifyRequest, CheckedUrl>();
+
+/**
+ * Route-level preValidation: judges the body's URL (a DNS lookup of up to 2 s) after
+ * authentication and before the v1 preHandler opens a POST's idempotency transaction, so the lookup
+ * holds no transaction. The verdict is only stored: the service answers it after body validation
+ * and the webhook lookup, so errors come in the same order as before.
+ */
+async function checkBodyUrl(req: FastifyRequest): Promise<void> {
+  const url = (req.body as { url?: unknown } | null | undefined)?.url;
+  if (typeof url !== 'string' || url.length > 2048 || !req.ctx) return; // validation answers it
+  checkedUrls.set(req, await checkWebhookUrl(req.ctx.deps, req.ctx.environment, url));
+}
+
 export function webhookRoutes(app: FastifyInstance): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
 
   r.post('/webhooks', {
     schema: { tags, summary: 'Create a webhook (the secret is shown only here)', body: createWebhookBody, response: { 200: wrapped(webhookResponse), ...errorResponses(401, 404, 409, 422) } },
-    handler: async (req) => ({ data: await createWebhook(req.ctx, req.body) }),
+    preValidation: checkBodyUrl,
+    handler: async (req) => ({ data: await createWebhook(req.ctx, req.body, checkedUrls.get(req)) }),
   });
   r.get('/webhooks', {
     schema: { tags, summary: 'List webhooks', response: { 200: wrapped(z.array(webhookResponse)), ...errorResponses(401, 404) } },
@@ -39,7 +54,8 @@ export function webhookRoutes(app: FastifyInstance): void {
   });
   r.put('/webhooks/:id', {
     schema: { tags, summary: 'Update a webhook (unsent fields keep their value; description null clears; events replaces the list)', params: webhookIdParams, body: updateWebhookBody, response: { 200: wrapped(webhookResponse), ...errorResponses(401, 404, 422) } },
-    handler: async (req) => ({ data: await updateWebhook(req.ctx, req.params.id, req.body) }),
+    preValidation: checkBodyUrl,
+    handler: async (req) => ({ data: await updateWebhook(req.ctx, req.params.id, req.body, checkedUrls.get(req)) }),
   });
   r.delete('/webhooks/:id', {
     schema: { tags, summary: 'Delete a webhook (its pending deliveries stop)', params: webhookIdParams, response: { 204: z.null().describe('No content'), ...errorResponses(401, 404) } },

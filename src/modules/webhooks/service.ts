@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { RequestContext } from '../../platform/context.ts';
+import type { AppDeps, RequestContext } from '../../platform/context.ts';
 import { inTransaction } from '../../platform/db/database.ts';
 import { ApiError, validationError } from '../../platform/errors/api-error.ts';
 import { isUuid, prefixedId, randomToken, uuidv7 } from '../../platform/ids.ts';
@@ -7,7 +7,7 @@ import { paginate, parseListQuery, type ListSpec } from '../../platform/lists/li
 import { iso } from '../../platform/scope.ts';
 import type { CreateWebhookBody, DeliveryResponse, UpdateWebhookBody, WebhookResponse } from './schemas.ts';
 import type { WebhookDeliveriesTable, WebhooksTable } from './tables.ts';
-import { liveUrlProblem, urlShapeProblem } from './url-safety.ts';
+import { addressPolicy, privateAddressProblem, urlShapeProblem, type ResolveHost, type UrlProblem } from './url-safety.ts';
 import './tables.ts';
 
 type WebhookRow = Selectable<WebhooksTable>;
@@ -29,10 +29,29 @@ export function toWebhookResponse(row: WebhookRow, withSecret = false): WebhookR
   return out;
 }
 
-async function checkUrl(ctx: RequestContext, url: string): Promise<void> {
-  const live = ctx.environment === 'live';
-  const problem = urlShapeProblem(url, live) ?? (live ? await liveUrlProblem(url) : null);
-  if (problem) throw validationError({ url: [problem] });
+/** A webhook URL judged by its environment's rules, before the request's transaction. */
+export interface CheckedUrl {
+  url: string;
+  problem: UrlProblem;
+}
+
+/** Stands in for DNS in the creation/update check of a runtime (tests). */
+export const urlResolvers = new WeakMap<AppDeps, ResolveHost>();
+
+/**
+ * The URL rules of an environment. Resolving the host takes up to 2 s, so the routes call this
+ * before the request's transaction opens: a lookup must never hold a transaction (on PGlite, the
+ * only session).
+ */
+export async function checkWebhookUrl(deps: AppDeps, environment: 'test' | 'live', url: string): Promise<CheckedUrl> {
+  const shape = urlShapeProblem(url, environment === 'live');
+  if (shape || addressPolicy(deps.config, environment) === 'any') return { url, problem: shape };
+  return { url, problem: await privateAddressProblem(url, urlResolvers.get(deps)) };
+}
+
+function requireCheckedUrl(checked: CheckedUrl | undefined, url: string): void {
+  if (checked?.url !== url) throw new Error('webhook URL not checked before the transaction (checkWebhookUrl)');
+  if (checked.problem) throw validationError({ url: [checked.problem] });
 }
 
 /** SPEC.md: a missing webhook is 404 not_found (10004); a malformed id is record_not_found. */
@@ -44,8 +63,8 @@ export async function loadWebhook(ctx: RequestContext, id: string): Promise<Webh
   return row;
 }
 
-export async function createWebhook(ctx: RequestContext, body: CreateWebhookBody): Promise<WebhookResponse> {
-  await checkUrl(ctx, body.url);
+export async function createWebhook(ctx: RequestContext, body: CreateWebhookBody, checked: CheckedUrl | undefined): Promise<WebhookResponse> {
+  requireCheckedUrl(checked, body.url);
   const now = ctx.deps.clock.now();
   const row = await ctx.db
     .insertInto('webhooks')
@@ -85,9 +104,9 @@ export async function getWebhook(ctx: RequestContext, id: string): Promise<Webho
   return toWebhookResponse(await loadWebhook(ctx, id));
 }
 
-export async function updateWebhook(ctx: RequestContext, id: string, body: UpdateWebhookBody): Promise<WebhookResponse> {
+export async function updateWebhook(ctx: RequestContext, id: string, body: UpdateWebhookBody, checked: CheckedUrl | undefined): Promise<WebhookResponse> {
   const current = await loadWebhook(ctx, id);
-  if (body.url) await checkUrl(ctx, body.url);
+  if (body.url) requireCheckedUrl(checked, body.url);
   const set: Partial<Record<keyof WebhooksTable, unknown>> = { updated_at: ctx.deps.clock.now() };
   if (body.name) set.name = body.name;
   if (body.description !== undefined) set.description = body.description;
