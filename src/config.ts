@@ -26,6 +26,12 @@ export interface Config {
    */
   idempotencyHoldMs: number;
   shutdownTimeoutMs: number;
+  /** Jobs (docs/architecture.md "Jobs"): idle poll interval, lease (renewed while a job runs), jobs run at once per process. */
+  jobsPollMs: number;
+  jobsLeaseMs: number;
+  jobsConcurrency: number;
+  /** `recaudo worker` exits 1 (logged fatal) when its jobs loop has failed for this long; 0 = never. */
+  workerMaxOutageMs: number;
   sandboxAccountDelayMs: number;
   /** Charges (docs/charges.md): a sandbox bank-account debit settles this long after it is submitted. */
   sandboxChargeDelayMs: number;
@@ -147,6 +153,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbConnectTimeoutMs: int(env, 'DB_CONNECT_TIMEOUT_MS', 10_000, 1),
     idempotencyHoldMs: int(env, 'IDEMPOTENCY_HOLD_MS', 30_000, 1),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0),
+    jobsPollMs: int(env, 'JOBS_POLL_MS', 250, 10),
+    jobsLeaseMs: int(env, 'JOBS_LEASE_MS', 30_000, 300),
+    jobsConcurrency: int(env, 'JOBS_CONCURRENCY', 1, 1),
+    workerMaxOutageMs: int(env, 'WORKER_MAX_OUTAGE_MS', 300_000, 0),
     sandboxAccountDelayMs: int(env, 'SANDBOX_ACCOUNT_DELAY_MS', 2_000, 0),
     sandboxChargeDelayMs: int(env, 'SANDBOX_CHARGE_DELAY_MS', 3_000, 0),
     sandboxStampDelayMs: int(env, 'SANDBOX_STAMP_DELAY_MS', 1_000, 0),

@@ -2,6 +2,7 @@ import { loadConfig } from './config.ts';
 import { createLogger, createRuntime, DataDirBusyError } from './runtime.ts';
 import { createHttpApp, startControlSocket } from './server.ts';
 import { controlSocketPath } from './platform/db/data-dir-lock.ts';
+import { KeyResolver } from './platform/auth/api-keys.ts';
 
 /** `npm start` (API + workers) or `recaudo worker` (workers only). */
 async function main(): Promise<void> {
@@ -22,7 +23,7 @@ async function main(): Promise<void> {
 
   let shuttingDown = false;
   let closeHttp: () => Promise<void> = async () => {};
-  const shutdown = async (signal: string) => {
+  const shutdown = async (signal: string, code = 0) => {
     if (shuttingDown) return;
     shuttingDown = true;
     logger.info({ signal }, 'shutting down: finishing in-flight requests');
@@ -35,7 +36,7 @@ async function main(): Promise<void> {
       await closeHttp();
       await runtime.close();
       logger.info('stopped');
-      process.exit(0);
+      process.exit(code);
     } catch (error) {
       logger.error({ err: error }, 'error during shutdown');
       process.exit(1);
@@ -53,7 +54,25 @@ async function main(): Promise<void> {
       await app.close();
     };
   }
-  if (config.workers || mode === 'worker') runtime.deps.jobs.start();
+  if (mode === 'worker' && socket) {
+    // The worker owns the embedded data directory: operator commands (recaudo jobs ...) reach it here.
+    const control = startControlSocket(runtime, socket, new KeyResolver(runtime.deps.database.db));
+    closeHttp = async () => void control.close();
+  }
+  if (config.workers || mode === 'worker') {
+    runtime.deps.jobs.start({
+      // Poll timers do not hold the event loop: this does, until the workers stop (a worker-only
+      // process has nothing else that would, once its database connections drop).
+      keepAlive: true,
+      // A worker that cannot reach its database for this long exits 1 for its supervisor to
+      // restart it; an API process keeps serving (its requests answer 503 meanwhile).
+      maxOutageMs: mode === 'worker' ? config.workerMaxOutageMs : 0,
+      onFatal: ({ down_ms, error }) => {
+        logger.fatal({ down_ms, err: error, limit_ms: config.workerMaxOutageMs }, 'worker cannot reach the database (WORKER_MAX_OUTAGE_MS); exiting 1');
+        void shutdown('fatal', 1);
+      },
+    });
+  }
   logger.info({ mode, engine: runtime.deps.database.engine, port: mode === 'serve' ? config.port : undefined }, 'recaudo started');
 }
 

@@ -87,9 +87,10 @@ export async function createRuntime(
     throw error;
   }
   const clock = opts.clock ?? systemClock;
-  const jobs = new JobQueue(database, clock, logger);
+  const metrics = new MetricsRegistry();
+  const jobs = new JobQueue(database, clock, logger, { pollMs: config.jobsPollMs, leaseMs: config.jobsLeaseMs, concurrency: config.jobsConcurrency, metrics });
   const rails = createRails(config, logger, { clock });
-  const deps: AppDeps = { config, database, clock, logger, jobs, metrics: new MetricsRegistry(), rails };
+  const deps: AppDeps = { config, database, clock, logger, jobs, metrics, rails };
   registerJobHandlers(deps);
   return {
     deps,

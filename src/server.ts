@@ -8,6 +8,7 @@ import { createCompany, rotateKey, OperatorInputError } from './modules/companie
 import type { KeyResolver } from './platform/auth/api-keys.ts';
 import { setFiscalProfile, showFiscalProfile } from './modules/fiscal/operator.ts';
 import { importRanges } from './modules/fiscal/import-ranges.ts';
+import { JobOperatorError, listJobs, retryJob } from './platform/jobs/operator.ts';
 
 export async function createHttpApp(runtime: Runtime): Promise<{ app: FastifyInstance; routes: RouteInfo[]; keys: KeyResolver }> {
   const built = await buildApp(runtime.deps, modules);
@@ -46,9 +47,15 @@ export function startControlSocket(runtime: Runtime, socketPath: string, keys: K
       if (req.method === 'POST' && req.url === '/fiscal-profile/show') return send(200, await showFiscalProfile(db, input));
       if (req.method === 'POST' && req.url === '/fiscal-profile/set') return send(200, await setFiscalProfile(db, input, now));
       if (req.method === 'POST' && req.url === '/fiscal/import-ranges') return send(200, await importRanges(db, input, { clock: runtime.deps.clock }));
+      if (req.method === 'POST' && req.url === '/jobs/list') return send(200, await listJobs(db, input, now));
+      if (req.method === 'POST' && req.url === '/jobs/retry') {
+        const out = await retryJob(db, input, now);
+        runtime.deps.jobs.wake();
+        return send(200, out);
+      }
       send(404, { error: 'unknown command' });
     } catch (error) {
-      send(error instanceof OperatorInputError ? 400 : 500, { error: (error as Error).message });
+      send(error instanceof OperatorInputError || error instanceof JobOperatorError ? 400 : 500, { error: (error as Error).message });
     }
   });
   server.listen(socketPath, () => {

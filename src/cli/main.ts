@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import { createCompany, rotateKey, validateCompanyInput, OperatorInputError } from '../modules/companies/service.ts';
 import { setFiscalProfile, showFiscalProfile } from '../modules/fiscal/operator.ts';
 import { importRanges, type ImportRangesOutput } from '../modules/fiscal/import-ranges.ts';
+import { JobOperatorError, listJobs, retryJob, type JobView } from '../platform/jobs/operator.ts';
 
 const USAGE = `recaudo — operator commands
 
@@ -22,6 +23,9 @@ const USAGE = `recaudo — operator commands
   recaudo fiscal import-ranges --company ID --env test|live [--account-code NIT]
       [--account-code-t NIT] [--software-code ID] [--json]
                                  load DIAN's numbering ranges (GetNumberingRange) as draft resolutions
+  recaudo jobs list [--dead] [--kind KIND] [--limit N] [--json]
+                                 background jobs (--dead: out of attempts, never run again by themselves)
+  recaudo jobs retry ID [--json] put a dead job back in the queue, due now, with fresh attempts
   recaudo migrate
   recaudo worker                 run only the background workers
 
@@ -204,6 +208,29 @@ async function run(argv: string[]): Promise<void> {
     );
     return;
   }
+  if (group === 'jobs' && action === 'list') {
+    const { values } = parseArgs({
+      args: rest,
+      options: { dead: { type: 'boolean' }, kind: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean' } },
+      strict: true,
+    });
+    if (values.limit !== undefined && !/^\d{1,5}$/.test(values.limit)) throw new UsageError('--limit must be a number');
+    const input = { dead: !!values.dead, kind: values.kind, limit: values.limit === undefined ? undefined : Number(values.limit) };
+    const out = await withDatabase('/jobs/list', input, (deps) => listJobs(deps.database.db, input, deps.clock.now()));
+    const line = (j: JobView) =>
+      `${j.id}  ${j.kind}  ${j.state}  attempts ${j.attempts}/${j.max_attempts}  ${j.state === 'dead' ? `dead since ${j.dead_at}` : `run at ${j.run_at}`}` +
+      (j.last_error ? `\n    last error: ${j.last_error}` : '');
+    print(!!values.json, out, out.jobs.length ? out.jobs.map(line).join('\n') : values.dead ? 'no dead jobs' : 'no jobs');
+    return;
+  }
+  if (group === 'jobs' && action === 'retry') {
+    const { values, positionals } = parseArgs({ args: rest, options: { json: { type: 'boolean' } }, strict: true, allowPositionals: true });
+    if (positionals.length !== 1) throw new UsageError('jobs retry takes one job id');
+    const input = { id: positionals[0] };
+    const out = await withDatabase('/jobs/retry', input, (deps) => retryJob(deps.database.db, input, deps.clock.now()));
+    print(!!values.json, out, `job ${out.job.id} (${out.job.kind}) is queued again: due now, ${out.job.max_attempts} attempts`);
+    return;
+  }
   throw new UsageError(`unknown command: ${argv.join(' ')}`);
 }
 
@@ -212,7 +239,7 @@ run(process.argv.slice(2)).then(
     if (process.argv[2] !== 'worker') process.exit(0);
   },
   (error) => {
-    const known = error instanceof UsageError || error instanceof OperatorInputError || error instanceof DataDirBusyError;
+    const known = error instanceof UsageError || error instanceof OperatorInputError || error instanceof DataDirBusyError || error instanceof JobOperatorError;
     const message = (error as Error).message ?? String(error);
     process.stderr.write(`recaudo: ${known ? message : (error as Error).stack ?? message}\n`);
     if (error instanceof UsageError) process.stderr.write(`\n${USAGE}\n`);
