@@ -1,5 +1,5 @@
 import { createHash, createHmac } from 'node:crypto';
-import { sql, type ControlledTransaction } from 'kysely';
+import { sql, type ControlledTransaction, type Kysely } from 'kysely';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { DB } from '../db/schema.ts';
 import type { AppDeps } from '../context.ts';
@@ -153,14 +153,8 @@ export async function claimIdempotencyKey(
     try {
       if (takeOver) {
         // The earlier run recorded a resource that does not exist and is gone: run again in its place.
-        const taken = await trx
-          .updateTable('idempotency_keys')
+        const taken = await updateOpenClaim(trx, scope, key, takeOver.completed_at!)
           .set({ status_code: null, response_body: null, completed_at: null, held_until: null, resource_id: null })
-          .where('company_id', '=', scope.companyId)
-          .where('environment', '=', scope.environment)
-          .where('key', '=', key)
-          .where('status_code', 'is', null)
-          .where('completed_at', '=', takeOver.completed_at!)
           .returning(sql<number>`1`.as('ok'))
           .executeTakeFirst();
         const recorded = takeOver.resource_id;
@@ -233,6 +227,20 @@ export async function claimIdempotencyKey(
   }
 }
 
+/**
+ * The key's row while it is still the early-committed claim made at `claimedAt` with no response
+ * stored: every later write of a claim is conditional on it, so a late or stale writer changes nothing.
+ */
+function updateOpenClaim(db: Kysely<DB>, scope: { companyId: string; environment: 'test' | 'live' }, key: string, claimedAt: Date) {
+  return db
+    .updateTable('idempotency_keys')
+    .where('company_id', '=', scope.companyId)
+    .where('environment', '=', scope.environment)
+    .where('key', '=', key)
+    .where('status_code', 'is', null)
+    .where('completed_at', '=', claimedAt);
+}
+
 /** Stores a recovered answer as the key's response, only if the claim is still the one seen. */
 async function storeRecovered(
   deps: AppDeps,
@@ -244,14 +252,8 @@ async function storeRecovered(
 ): Promise<boolean> {
   const completedAt = deps.clock.now();
   const text = JSON.stringify(body);
-  const stored = await deps.database.db
-    .updateTable('idempotency_keys')
+  const stored = await updateOpenClaim(deps.database.db, scope, key, seen.completed_at!)
     .set({ status_code: 200, response_body: text, completed_at: completedAt, held_until: null })
-    .where('company_id', '=', scope.companyId)
-    .where('environment', '=', scope.environment)
-    .where('key', '=', key)
-    .where('status_code', 'is', null)
-    .where('completed_at', '=', seen.completed_at!)
     .returning(sql<number>`1`.as('ok'))
     .executeTakeFirst();
   if (stored) remember(scope, key, { fingerprint: print, status_code: 200, response_body: text, completedAt: completedAt.getTime() });
@@ -351,13 +353,7 @@ export async function settleIdempotency(
  * a resource and ends its hold: a retry answers that resource at once instead of running again.
  */
 async function settleDetached(deps: AppDeps, state: IdempotencyState, scope: { companyId: string; environment: 'test' | 'live' }, statusCode: number, payload: unknown): Promise<void> {
-  const claim = deps.database.db
-    .updateTable('idempotency_keys')
-    .where('company_id', '=', scope.companyId)
-    .where('environment', '=', scope.environment)
-    .where('key', '=', state.key)
-    .where('status_code', 'is', null)
-    .where('completed_at', '=', state.detachedAt!);
+  const claim = updateOpenClaim(deps.database.db, scope, state.key, state.detachedAt!);
   if (statusCode >= 500 && state.resourceId) {
     await claim.set({ held_until: deps.clock.now() }).execute();
     return;
