@@ -27,21 +27,35 @@ async function main(): Promise<void> {
     if (shuttingDown) return;
     shuttingDown = true;
     logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    // One budget, SHUTDOWN_TIMEOUT_MS: in-flight requests get most of it (app.ts bounds that wait),
+    // the workers and the database the rest. A webhook attempt or a job still running at the end is
+    // abandoned: its lease lapses and another worker runs it again (at-least-once), so the process
+    // exits 0. Only a shutdown stuck past the budget (and a grace second) exits 1.
+    const deadline = Date.now() + config.shutdownTimeoutMs;
     const force = setTimeout(() => {
       logger.error('shutdown timed out; exiting');
       process.exit(1);
-    }, config.shutdownTimeoutMs);
+    }, config.shutdownTimeoutMs + 1_000);
     force.unref();
     try {
       await closeHttp();
-      await runtime.close();
-      logger.info('stopped');
+      let timer: NodeJS.Timeout | undefined;
+      const closed = await Promise.race([
+        runtime.close().then(() => true),
+        new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), Math.max(0, deadline - Date.now())))),
+      ]);
+      clearTimeout(timer);
+      if (closed) logger.info('stopped');
+      else logger.warn('workers still busy at the end of SHUTDOWN_TIMEOUT_MS; exiting (their work runs again elsewhere)');
       process.exit(code);
     } catch (error) {
       logger.error({ err: error }, 'error during shutdown');
       process.exit(1);
     }
   };
+  // A promise nobody awaited must not take the process (and every request in it) down: it is a bug
+  // to fix, logged with its stack, while the service keeps answering.
+  process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
 
