@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
 import path from 'node:path';
 
 /** Every environment variable the service reads, parsed and validated in one place. */
@@ -54,6 +55,12 @@ export interface Config {
    */
   allowPrivateWebhooks: boolean;
   metricsToken: string | undefined;
+  /** Longest time a client may take to send a whole request (headers and body) before a 408; 0 = none. */
+  requestTimeoutMs: number;
+  /** Requests per minute per client address on the payer pages (/pay, /portal); beyond it a 429 page. */
+  pagesRateLimit: number;
+  /** Which proxies' X-Forwarded-For to believe for the client address (Fastify `trustProxy`). */
+  trustProxy: boolean | number | string[];
   /** Signs the payer pages' form tokens (docs/pages.md); the same in every API process. Random per start when unset. */
   pagesSecret: string | undefined;
   /** Messaging rail (docs/rails.md): `sandbox` records in memory, `http` posts to MESSAGING_HTTP_URL. */
@@ -128,6 +135,23 @@ function cardDataSecret(env: NodeJS.ProcessEnv): string {
   return raw;
 }
 
+/** TRUST_PROXY: unset/false, true (any proxy), a hop count, or comma-separated addresses/CIDRs. */
+function trustProxy(env: NodeJS.ProcessEnv): boolean | number | string[] {
+  const raw = (env.TRUST_PROXY ?? '').trim();
+  if (raw === '' || /^(0|false|no|off)$/i.test(raw)) return false;
+  if (/^(true|yes|on)$/i.test(raw)) return true;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  const entries = raw.split(',').map((part) => part.trim());
+  for (const entry of entries) {
+    const [address, bits, extra] = entry.split('/');
+    const named = ['loopback', 'linklocal', 'uniquelocal'].includes(address) && bits === undefined;
+    if (!named && (isIP(address) === 0 || extra !== undefined || (bits !== undefined && !/^\d{1,3}$/.test(bits)))) {
+      throw new Error(`TRUST_PROXY must be true, false, a hop count or comma-separated addresses/CIDRs; got "${raw}"`);
+    }
+  }
+  return entries;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = int(env, 'PORT', 3000);
   const host = env.HOST || '0.0.0.0';
@@ -167,6 +191,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookConcurrency: int(env, 'WEBHOOK_CONCURRENCY', 64, 1),
     allowPrivateWebhooks: bool(env, 'ALLOW_PRIVATE_WEBHOOKS', env.NODE_ENV !== 'production'),
     metricsToken: env.METRICS_TOKEN || undefined,
+    requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 30_000, 0),
+    pagesRateLimit: int(env, 'PAGES_RATE_LIMIT', 300, 1),
+    trustProxy: trustProxy(env),
     pagesSecret: env.PAGES_SECRET || undefined,
     ...railsConfig(env),
   };

@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppDeps } from '../platform/context.ts';
 import { ApiError } from '../platform/errors/api-error.ts';
+import { toApiError } from '../platform/http/errors.ts';
+import { MemoryRateLimiter, PostgresRateLimiter, type RateLimiter } from '../platform/rate-limit/rate-limit.ts';
 import { randomToken } from '../platform/ids.ts';
 import { listBanks, findBank } from '../modules/banks/service.ts';
 import { settleIntent, startIntent } from '../modules/payments/intents.ts';
@@ -44,23 +46,68 @@ function addFormParser(scope: FastifyInstance): void {
 
 function pageErrors(scope: FastifyInstance): void {
   scope.setErrorHandler((error: Error & { statusCode?: number; code?: string }, req, reply) => {
-    const status = error.statusCode === 413 ? 413 : error.statusCode === 415 ? 415 : error.statusCode === 400 ? 400 : 500;
-    if (status === 500) req.log.error({ err: error }, 'payer page failed');
+    // A coded error keeps its status (a JSON body the platform parser refused is a 400, not a
+    // 500); a client error Fastify raised keeps its own; the rest as the API maps it (503, 500).
+    const coded = error instanceof ApiError ? error : null;
+    const clientStatus = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : null;
+    const mapped = coded ?? (clientStatus === null ? toApiError(error) : null);
+    const status = coded?.status ?? clientStatus ?? mapped!.status;
+    if (status >= 500) req.log.error({ err: error }, 'payer page failed');
+    if (mapped?.headers) reply.headers(mapped.headers);
+    else if (status === 503) reply.header('retry-after', '1');
     const text =
       status === 413
         ? 'El formulario es demasiado grande.'
         : status === 415
           ? 'El formulario llegó en un formato que no reconocemos. Vuelve a la página de pago e inténtalo de nuevo.'
-          : status === 400
-            ? 'La solicitud no es válida.'
-            : 'Algo salió mal de nuestro lado. No se hizo ningún cobro nuevo; intenta de nuevo en unos minutos.';
-    return sendPage(reply, status, messagePage({ title: 'Error', heading: status === 500 ? 'Algo salió mal' : 'No pudimos procesar la solicitud', text }));
+          : status === 429
+            ? 'Recibimos demasiadas solicitudes seguidas desde tu conexión. Espera un momento e inténtalo de nuevo. No se hizo ningún cobro nuevo.'
+            : status === 503
+              ? 'El servicio no está disponible en este momento. No se hizo ningún cobro nuevo; intenta de nuevo en unos minutos.'
+              : status < 500
+                ? 'La solicitud no es válida.'
+                : 'Algo salió mal de nuestro lado. No se hizo ningún cobro nuevo; intenta de nuevo en unos minutos.';
+    const heading = status === 429 ? 'Demasiadas solicitudes' : status === 503 ? 'Servicio no disponible' : status >= 500 ? 'Algo salió mal' : 'No pudimos procesar la solicitud';
+    return sendPage(reply, status, messagePage({ title: 'Error', heading, text }));
   });
   scope.setNotFoundHandler((_req, reply) => sendPage(reply, 404, notFoundPage()));
 }
 
+/** The payer pages' rate limit counts requests per client address in one-minute windows. */
+export const PAGES_RATE_WINDOW_MS = 60_000;
+
+/**
+ * The bucket of a client address: an IPv4 address (also written IPv4-mapped) on its own, an IPv6
+ * address by its /64 (one subscriber's whole prefix, which it can rotate through at will).
+ */
+export function clientBucket(ip: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped) return mapped[1];
+  if (!ip.includes(':')) return ip;
+  const [head, tail] = ip.split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail === undefined ? [] : tail ? tail.split(':') : [];
+  const groups = tail === undefined ? left : [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
+  return `${groups
+    .slice(0, 4)
+    .map((g) => (g.replace(/^0+/, '') || '0').toLowerCase())
+    .join(':')}::/64`;
+}
+
+/**
+ * Every payer page request counts against its client address (PAGES_RATE_LIMIT per minute,
+ * docs/pages.md): the pages need no key, so the address is what there is to limit.
+ */
+function pageRateLimit(scope: FastifyInstance, deps: AppDeps, limiter: RateLimiter): void {
+  scope.addHook('onRequest', async (req) => {
+    const decision = await limiter.hit(`page:${clientBucket(req.ip)}`, deps.config.pagesRateLimit, PAGES_RATE_WINDOW_MS, Date.now());
+    if (!decision.allowed) throw new ApiError('rate_limited', { headers: { 'retry-after': String(decision.retryAfterSeconds) } });
+  });
+}
+
 export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const tokens = new FormTokens(deps.config.pagesSecret);
+  const limiter: RateLimiter = deps.database.engine === 'postgres' ? new PostgresRateLimiter(deps.database) : new MemoryRateLimiter();
   const charges = chargePages(deps, tokens);
   const db = () => deps.database.db;
   const now = () => deps.clock.now();
@@ -262,6 +309,7 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
     async (scope) => {
       addFormParser(scope);
       pageErrors(scope);
+      pageRateLimit(scope, deps, limiter);
 
       scope.get('/:id', { schema: { hide: true } }, async (req, reply) => {
         const { id } = req.params as { id: string };
@@ -414,6 +462,7 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
   await app.register(
     async (scope) => {
       pageErrors(scope);
+      pageRateLimit(scope, deps, limiter);
       scope.get('/', { schema: { hide: true } }, async (req, reply) => {
         const query = req.query as Body;
         const reference = typeof query.referencia === 'string' ? query.referencia.trim().slice(0, 60) : '';

@@ -63,7 +63,8 @@ export async function rotateKey(
 ): Promise<{ company: { id: string }; environment: Environment; kind: string; key: string }> {
   if (environment !== 'test' && environment !== 'live') throw new OperatorInputError('--env must be test or live');
   return inTransaction(db, async (trx) => {
-    const company = await trx.selectFrom('companies').select('id').where('id', '=', companyId).executeTakeFirst();
+    // Locked: concurrent rotations of this company's keys run one after the other (issueKey).
+    const company = await trx.selectFrom('companies').select('id').where('id', '=', companyId).forUpdate().executeTakeFirst();
     if (!company) throw new OperatorInputError(`company ${companyId} does not exist`);
     const { key } = await issueKey(trx, companyId, environment, kind, now);
     return { company: { id: companyId }, environment, kind, key };

@@ -3,6 +3,7 @@ import type { Executor } from '../db/database.ts';
 import type { Environment } from '../db/schema.ts';
 import type { Caller } from '../context.ts';
 import { prefixedId, randomToken } from '../ids.ts';
+import { ApiError } from '../errors/api-error.ts';
 
 // 40 base62 characters ≈ 238 bits of entropy.
 const KEY_RANDOM_CHARS = 40;
@@ -22,7 +23,12 @@ export function looksLikeKey(key: string): boolean {
   return KEY_RE.test(key) && key.length <= 200;
 }
 
-/** Issues a new key and revokes the previous ones of the same kind and environment. */
+/**
+ * Issues a new key and revokes the previous ones of the same kind and environment. Must run in a
+ * transaction: it first locks the company's row, so issuers of one company's keys take turns (two
+ * concurrent rotations would each revoke only the keys they saw, and both new keys would stay
+ * active); the second one's revoke then sees, and revokes, the first one's key.
+ */
 export async function issueKey(
   db: Executor,
   companyId: string,
@@ -30,6 +36,8 @@ export async function issueKey(
   kind: KeyKind,
   now: Date,
 ): Promise<{ id: string; key: string }> {
+  if (!db.isTransaction) throw new Error('issueKey must run inside a transaction');
+  await db.selectFrom('companies').select('id').where('id', '=', companyId).forUpdate().execute();
   const key = generateKey(kind, environment);
   await db
     .updateTable('api_keys')
@@ -65,12 +73,20 @@ export class KeyResolver {
     const hit = this.cache.get(key);
     if (hit && hit.expires > now) return hit.caller;
     const hash = hashKey(key);
-    const row = await this.db
-      .selectFrom('api_keys')
-      .select(['id', 'company_id', 'environment', 'kind'])
-      .where('key_hash', '=', hash)
-      .where('revoked_at', 'is', null)
-      .executeTakeFirst();
+    let row: { id: string; company_id: string; environment: Environment; kind: KeyKind } | undefined;
+    try {
+      row = await this.db
+        .selectFrom('api_keys')
+        .select(['id', 'company_id', 'environment', 'kind'])
+        .where('key_hash', '=', hash)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst();
+    } catch (error) {
+      // A key that cannot be looked up is neither valid nor invalid: the database is away.
+      const unavailable = new ApiError('service_unavailable');
+      (unavailable as Error & { cause?: unknown }).cause = error;
+      throw unavailable;
+    }
     const caller: Caller | null = row
       ? { companyId: row.company_id, environment: row.environment, keyId: row.id, keyKind: row.kind }
       : null;

@@ -67,6 +67,7 @@ export const Errors = {
   idempotency_key_invalid: def(10003, 'idempotency_error', 409, 'The x-idempotency value must be 1 to 255 printable ASCII characters.'),
   service_unavailable: def(10009, 'service_unavailable', 503, 'The service is shutting down or the database is unreachable; retry shortly.'),
   insufficient_balance: def(10010, 'insufficient_balance', 422, 'The available balance is not enough for this operation (a refund, a reversal, a cash-out).'),
+  body_too_deep: def(10011, 'body_too_deep', 400, 'The request body nests objects and arrays more than 64 levels deep.'),
   internal_error: def(10500, 'internal_error', 500, 'An unexpected error occurred; it has been logged with the request id.'),
 } as const satisfies Record<string, ErrorDef>;
 

@@ -19,6 +19,8 @@ import {
   type RecoverResource,
 } from '../idempotency/idempotency.ts';
 import { MemoryRateLimiter, PostgresRateLimiter, type RateLimiter } from '../rate-limit/rate-limit.ts';
+import { jsonTooDeep, MAX_BODY_DEPTH } from './body-depth.ts';
+import { bearerTokenMatches } from '../auth/tokens.ts';
 
 export type AuthMode = 'secret' | 'publishable' | 'none';
 
@@ -84,6 +86,23 @@ export interface RouteInfo {
   idempotent: boolean;
 }
 
+/**
+ * Node checks request deadlines on an interval (30 s by default): check often enough that a cut
+ * comes within a quarter of the timeout, and never wait longer for headers than for the request.
+ */
+function requestTimeoutOptions(requestTimeoutMs: number): { connectionsCheckingInterval: number; headersTimeout: number } | undefined {
+  if (requestTimeoutMs <= 0) return undefined;
+  return {
+    connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(requestTimeoutMs / 4))),
+    headersTimeout: Math.min(60_000, requestTimeoutMs),
+  };
+}
+
+/** TRUST_PROXY as Fastify takes it: a hop count becomes "the first n hops are proxies". */
+function trustProxyOption(value: boolean | number | string[]): boolean | string[] | ((address: string, hop: number) => boolean) {
+  return typeof value === 'number' ? (_address, hop) => hop < value : value;
+}
+
 export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promise<{ app: FastifyInstance; routes: RouteInfo[]; keys: KeyResolver }> {
   const app = Fastify({
     loggerInstance: deps.logger,
@@ -95,6 +114,13 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
     },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    // A client must send its whole request (headers and body) within REQUEST_TIMEOUT_MS, or it is
+    // answered 408 and the connection closed: a body trickled byte by byte never holds a socket
+    // and a parser forever. Handling time is not bounded by it (docs/platform.md).
+    requestTimeout: deps.config.requestTimeoutMs,
+    http: requestTimeoutOptions(deps.config.requestTimeoutMs),
+    // The client address of the payer pages' rate limit (X-Forwarded-For only from TRUST_PROXY).
+    trustProxy: trustProxyOption(deps.config.trustProxy),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
   }).withTypeProvider<ZodTypeProvider>();
 
@@ -113,6 +139,9 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
     if (text.includes('\\u0000') || text.includes('\u0000')) {
       return done(new ApiError('validation_error', { errors: { body: ['must not contain NUL (\\u0000) characters'] } }), undefined);
     }
+    // Before JSON.parse and without recursion: a body nested thousands of levels deep would
+    // overflow the stack of everything that walks it afterwards (fingerprint, validation).
+    if (jsonTooDeep(text, MAX_BODY_DEPTH)) return done(new ApiError('body_too_deep'), undefined);
     try {
       done(null, JSON.parse(text));
     } catch {
@@ -161,7 +190,8 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
   app.addHook('onClose', async () => {
     // Bounded: a request that never reaches its last hook must not hold the shutdown forever.
     let timer: NodeJS.Timeout | undefined;
-    const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, deps.config.shutdownTimeoutMs).unref()));
+    // Most of SHUTDOWN_TIMEOUT_MS; the rest is for the workers and the database (main.ts).
+    const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.floor(deps.config.shutdownTimeoutMs * 0.7)).unref()));
     await Promise.race([inflight.idle(), bound]);
     clearTimeout(timer);
   });
@@ -213,10 +243,10 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
     }
   });
 
-  // Prometheus text; protected by METRICS_TOKEN (Bearer) when it is set.
+  // Prometheus text; protected by METRICS_TOKEN (Bearer, compared in constant time) when it is set.
   app.get('/metrics', { schema: { hide: true } }, async (req, reply) => {
     const token = deps.config.metricsToken;
-    if (token && req.headers.authorization !== `Bearer ${token}`) throw new ApiError('unauthenticated');
+    if (token && !bearerTokenMatches(req.headers.authorization, token)) throw new ApiError('unauthenticated');
     return reply.type('text/plain; version=0.0.4').send(await deps.metrics.render());
   });
 

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Database } from '../db/database.ts';
+import { ApiError } from '../errors/api-error.ts';
 
 export interface RateDecision {
   limit: number;
@@ -20,6 +21,12 @@ function decide(hits: number, limit: number, windowStart: number, windowMs: numb
     allowed,
     retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((windowStart + windowMs - nowMs) / 1000)),
   };
+}
+
+function unavailable(cause: unknown): ApiError {
+  const error = new ApiError('service_unavailable');
+  (error as Error & { cause?: unknown }).cause = cause;
+  return error;
 }
 
 /** Fixed windows in memory: exact for the embedded engine, where one process owns the data. */
@@ -70,7 +77,13 @@ export class PostgresRateLimiter implements RateLimiter {
         reservation = this.reserve(bucket, w, limit, start, nowMs).finally(() => this.pending.delete(key));
         this.pending.set(key, reservation);
       }
-      await reservation;
+      try {
+        await reservation;
+      } catch (error) {
+        // The counters are out of reach (database away, failing over, read-only): the request
+        // cannot be counted, so it is not served; the client retries (docs/platform.md).
+        throw unavailable(error);
+      }
     }
   }
 
