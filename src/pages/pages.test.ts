@@ -1,6 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHarness, type Company, type Harness } from '../../test/harness.ts';
+import { installFakeLiveConnector } from '../../test/fakes/live-connectors.ts';
 import { runDueExpirations } from '../modules/payments/test-support.ts';
 import { FormTokens } from './csrf.ts';
 import { crc16, emvcoPayload } from './qr.ts';
@@ -163,12 +164,12 @@ describe('payer pages over HTTP', () => {
     assert.doesNotMatch(res.body, /value="999"/, 'the CVV is not echoed');
     assert.match(res.body, /value="2020"/, 'the expiry is echoed');
 
-    // A valid number that is not a test card: refused in test mode, like a real sandbox.
-    res = await postForm(h, `/pay/${p.id}/card`, { ...goodCard, token, card_number: '5555555555554444' });
-    assert.equal(res.status, 422);
-    assert.match(res.body, /usa una tarjeta de prueba/);
-    assert.doesNotMatch(res.body, /5555555555554444/);
     assert.equal((await intentsOf(co, p.id)).length, 0);
+
+    // A valid number outside the sandbox table approves, as it does through POST /v1/charges (one table).
+    res = await postForm(h, `/pay/${p.id}/card`, { ...goodCard, token, card_number: '5555555555554444' });
+    assert.equal(res.status, 303);
+    assert.equal((await paymentStatus(co, p.id)).status, 'approved');
   });
 
   test('the approving card pays the payment (303 to redirect_url with payment_id); the card number is stored nowhere', async () => {
@@ -298,15 +299,13 @@ describe('payer pages over HTTP', () => {
     assert.match(r2.body, /Escribe el monto que vas a pagar/);
   });
 
-  test('wallets: the test phones approve and decline; other numbers are explained', async () => {
+  test('wallets: the test phones approve and decline; a malformed number is explained', async () => {
     const p = await createPayment(co, { allows: ['walleta', 'walletb'] });
     let res = await postForm(h, `/pay/${p.id}/walletb`, { phone: '300 123', token: await pageToken(h, p.id) });
     assert.equal(res.status, 422);
     assert.match(res.body, /número de celular colombiano/);
-    res = await postForm(h, `/pay/${p.id}/walletb`, { phone: '+57 300 123 4567', token: await pageToken(h, p.id) });
-    assert.equal(res.status, 422);
-    assert.match(res.body, /399 111 1111 \(aprueba\)/);
-    assert.match(res.body, /value="\+57 300 123 4567"/);
+    assert.match(res.body, /399 111 1111 aprueba/, 'the test phones are shown in test mode');
+    assert.match(res.body, /value="300 123"/);
     res = await postForm(h, `/pay/${p.id}/walletb`, { phone: '+573992222222', token: await pageToken(h, p.id) });
     assert.match((await getPage(h, res.location!)).body, /Tu pago no fue aprobado/);
     res = await postForm(h, `/pay/${p.id}/walleta`, { phone: '(399) 111-1111', token: await pageToken(h, p.id) });
@@ -384,16 +383,42 @@ describe('payer pages over HTTP', () => {
     assert.equal((await intentsOf(co, p.id)).length, 0);
   });
 
-  test('live payments: the page says online payment is not available yet, and a POST charges nothing', async () => {
+  test('live payments without a connector: the page offers no method and no sandbox control, and a POST attempts nothing (422)', async () => {
     const p = await createPayment(co, { redirect_url: 'https://comercio.example/x' }, 'live');
     const page = await getPage(h, `/pay/${p.id}`);
     assert.equal(page.status, 200);
     assert.match(page.body, /Pago en línea no disponible todavía/);
-    assert.doesNotMatch(page.body, /Modo de prueba|id="form-card"/);
-    const res = await postForm(h, `/pay/${p.id}/card`, { ...goodCard, token: formToken(p.id) });
-    assert.equal(res.status, 503);
-    assert.match(res.body, /no está habilitado para cobros reales/);
+    assert.doesNotMatch(page.body, /Modo de prueba|Datos de prueba|Simular pago|id="form-card"/);
+    for (const [method, fields] of [
+      ['card', goodCard],
+      ['walleta', { phone: '3991111111' }],
+      ['walletb', { phone: '3991111111' }],
+      ['banklink', { bank: 'x' }],
+      ['rtkey', {}],
+    ] as const) {
+      const res = await postForm(h, `/pay/${p.id}/${method}`, { ...fields, token: formToken(p.id) });
+      assert.equal(res.status, 422, `${method}: ${res.status}`);
+      assert.match(res.body, /no está habilitado para cobros reales/);
+    }
     assert.equal((await intentsOf(co, p.id, 'live')).length, 0);
+    assert.equal((await paymentStatus(co, p.id, 'live')).status, 'pending');
+  });
+
+  test('live payments with a connector for one rail: only that method is offered, without test data', async () => {
+    const remove = installFakeLiveConnector(h.runtime.deps, { companyId: co.company.id, rails: ['walleta'] });
+    try {
+      const p = await createPayment(co, { allows: ['card', 'walleta'] }, 'live');
+      const page = await getPage(h, `/pay/${p.id}`);
+      assert.match(page.body, /id="metodo-walleta"/);
+      assert.doesNotMatch(page.body, /id="metodo-card"|Modo de prueba|Pruebas:/);
+      const refused = await postForm(h, `/pay/${p.id}/card`, { ...goodCard, token: formToken(p.id) });
+      assert.equal(refused.status, 422);
+      const paid = await postForm(h, `/pay/${p.id}/walleta`, { phone: '3001234567', token: formToken(p.id) });
+      assert.equal(paid.status, 303);
+      assert.equal((await paymentStatus(co, p.id, 'live')).status, 'approved');
+    } finally {
+      remove();
+    }
   });
 
   test(`after ${DECLINES_PER_HOUR} declined attempts in an hour the page pauses payments (card testing brake)`, async () => {

@@ -13,7 +13,9 @@ import { money, STATUS_NAMES, when } from './format.ts';
 import { sendPage } from './html.ts';
 import { declinedSince, findByReference, findIntent, findPaymentForPayer, recentIntents, scopeOf, type PayerView } from './lookup.ts';
 import { emvcoPayload, qrSvg } from './qr.ts';
-import { applyScenario, checkCard, normalisePhone, parsePesosInput, TEST_CARDS, TEST_PHONES, type FieldErrors, type SandboxOutcome } from './sandbox.ts';
+import { checkCard, normalisePhone, parsePesosInput, type AttemptOutcome, type FieldErrors } from './sandbox.ts';
+import { applyTestScenario, sandboxCardOutcome } from '../rails/sandbox-table.ts';
+import type { RailScope } from '../rails/index.ts';
 import { attemptMinimum, bankPage, due, finalPage, isAbandonable, isExpired, messagePage, notFoundPage, payPage, portalPage, qrPage, testBanner, type PayView } from './views.ts';
 import { chargePages } from './charge-pages.ts';
 import { CHARGE_ID } from '../modules/charges/queries.ts';
@@ -111,6 +113,13 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
   const charges = chargePages(deps, tokens);
   const db = () => deps.database.db;
   const now = () => deps.clock.now();
+  const railScope = (payment: PaymentRow): RailScope => ({ companyId: payment.company_id, environment: payment.environment });
+
+  /** The payment's methods this environment's rails serve (live: those with a connector). */
+  async function availableMethods(payment: PaymentRow): Promise<PaymentMethod[]> {
+    const served = await Promise.all(payment.allows.map((m) => deps.rails.serves(railScope(payment), m)));
+    return payment.allows.filter((_m, i) => served[i]);
+  }
 
   async function banksFor(payment: PaymentRow): Promise<{ id: string; name: string }[]> {
     if (!payment.allows.includes('banklink') || payment.environment !== 'test') return [];
@@ -155,6 +164,7 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
       openMax: await openMax(payment),
       form: null,
       banks: await banksFor(payment),
+      available: await availableMethods(payment),
       ...extra,
     };
   }
@@ -208,14 +218,15 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
       }),
     );
 
-  const liveUnavailable = (reply: FastifyReply, found: PayerView) =>
+  /** A method whose rail this environment has no connector for (rail_not_configured): nothing is attempted. */
+  const methodUnavailable = (reply: FastifyReply, found: PayerView) =>
     sendPage(
       reply,
-      503,
+      422,
       messagePage({
-        title: 'Pago no disponible',
-        heading: 'Pago en línea no disponible todavía',
-        text: `El procesamiento de tarjetas y de los demás medios en línea aún no está habilitado para cobros reales. Comunícate con ${found.companyName} para saber cómo pagar. No se hizo ningún cobro.`,
+        title: 'Medio de pago no disponible',
+        heading: 'Este medio de pago no está disponible',
+        text: `El pago en línea por este medio aún no está habilitado para cobros reales. Comunícate con ${found.companyName} para saber cómo pagar. No se hizo ningún cobro.`,
         link: { href: `/pay/${found.payment.id}`, label: 'Volver a la página de pago' },
       }),
     );
@@ -240,12 +251,13 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
       reply.redirect(paymentUrl(payment), 303);
       return null;
     }
-    if (payment.environment !== 'test') {
-      liveUnavailable(reply, found);
-      return null;
-    }
     if (!payment.allows.includes(method)) {
       reply.redirect(paymentUrl(payment), 303);
+      return null;
+    }
+    // A live payment without a connector for the method's rail: refused, never simulated.
+    if (!(await deps.rails.serves(railScope(payment), method))) {
+      methodUnavailable(reply, found);
       return null;
     }
     if (payment.status === 'in_progress') {
@@ -300,7 +312,7 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
     }
   }
 
-  async function runOutcome(reply: FastifyReply, found: PayerView, intent: IntentRow, outcome: SandboxOutcome, amountInput: string) {
+  async function runOutcome(reply: FastifyReply, found: PayerView, intent: IntentRow, outcome: AttemptOutcome, amountInput: string) {
     if (outcome.status !== 'pending') await settleQuietly(found.payment, intent.id, outcome);
     return afterAttempt(reply, found.payment.id, intent, amountInput);
   }
@@ -345,14 +357,22 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
         // Shown back on an error: never the card number or the CVV.
         const echo = { exp_month: values.exp_month.slice(0, 2), exp_year: values.exp_year.slice(0, 4), holder_name: values.holder_name.slice(0, 100) };
         const { errors, card } = checkCard(values, now());
-        const formError = (errs: FieldErrors, general?: string) =>
-          showPayment(reply, found, 422, { chosenAmount: amount, amountInput, form: { method: 'card', errors: errs, values: echo, general } });
-        if (!card) return formError(errors);
-        const trigger = TEST_CARDS[card.pan];
-        if (!trigger) return formError({ card_number: 'En modo de prueba usa una tarjeta de prueba, por ejemplo 4242 4242 4242 4242.' }, 'Esta es una página de prueba');
+        if (!card) return showPayment(reply, found, 422, { chosenAmount: amount, amountInput, form: { method: 'card', errors, values: echo } });
+        const rail = await deps.rails.money(railScope(found.payment), 'card');
         const intent = await start(reply, found, 'card', amount);
         if (!intent) return reply;
-        return runOutcome(reply, found, intent, applyScenario(trigger, found.payment.test_scenario), amountInput);
+        // The card rail decides, as it does for POST /v1/charges (the sandbox table for test keys).
+        const answer = await rail.debit({
+          reference: intent.id,
+          method: 'card',
+          amount,
+          currency: found.payment.currency,
+          card: { outcome_class: sandboxCardOutcome(card.pan), exp_month: card.expMonth, exp_year: card.expYear },
+          test_scenario: found.payment.test_scenario,
+          submittedAt: now(),
+        });
+        const outcome: AttemptOutcome = answer.status === 'declined' ? { status: 'declined', remarks: answer.remarks } : { status: answer.status };
+        return runOutcome(reply, found, intent, outcome, amountInput);
       });
 
       for (const method of ['walleta', 'walletb'] as const) {
@@ -365,11 +385,15 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
           const formError = (message: string) =>
             showPayment(reply, found, 422, { chosenAmount: amount, amountInput, form: { method, errors: { phone: message }, values: { phone: typed } } });
           if (!phone) return formError('Escribe un número de celular colombiano de 10 dígitos, por ejemplo 300 123 4567.');
-          const trigger = TEST_PHONES[phone];
-          if (!trigger) return formError('En modo de prueba usa 399 111 1111 (aprueba) o 399 222 2222 (rechaza).');
+          const rail = await deps.rails.money(railScope(found.payment), method);
           const intent = await start(reply, found, method, amount);
           if (!intent) return reply;
-          return runOutcome(reply, found, intent, applyScenario(trigger, found.payment.test_scenario), amountInput);
+          // The wallet rail decides, as it does for the API's request-to-pay (the payer confirms in the app).
+          const request = { reference: intent.id, amount, phone };
+          await rail.requestToPay(request);
+          const answer = await rail.outcome(request);
+          const outcome: AttemptOutcome = answer.status === 'approved' ? applyTestScenario(answer, found.payment.test_scenario) : { status: 'declined', remarks: answer.status === 'declined' ? answer.remarks : 'TRANSACTION_REJECTED' };
+          return runOutcome(reply, found, intent, outcome, amountInput);
         });
       }
 
@@ -441,14 +465,15 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
           deps.jobs.wake();
           return back();
         }
-        if (payment.environment !== 'test') return liveUnavailable(reply, found);
+        // The sandbox bank's and QR's buttons act in the test environment only.
+        if (payment.environment !== 'test') return methodUnavailable(reply, found);
         if (intent.method === 'rtkey' && qrExpiry(payment, intent).getTime() <= now().getTime()) {
           await settleQuietly(payment, intent.id, { status: 'declined', remarks: 'TIMEOUT' });
           deps.jobs.wake();
           return back();
         }
-        let outcome: SandboxOutcome;
-        if (action === 'approve') outcome = applyScenario({ status: 'approved' }, payment.test_scenario);
+        let outcome: AttemptOutcome;
+        if (action === 'approve') outcome = applyTestScenario({ status: 'approved' as const }, payment.test_scenario);
         else if (action === 'reject' && intent.method === 'banklink') outcome = { status: 'declined', remarks: 'TRANSACTION_REJECTED' };
         else return back();
         if (outcome.status === 'pending') return reply.redirect(paymentUrl(payment), 303);

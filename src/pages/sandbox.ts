@@ -1,8 +1,10 @@
 import { luhnValid } from '../modules/cards/card-data.ts';
+import { bogotaMonth } from '../platform/clock.ts';
 
 /**
- * Card checks and the sandbox's deterministic outcomes (PRODUCT.md "Test environment"). Pure
- * functions: the card number and CVV pass through here and are never kept anywhere.
+ * The payer's form input: card checks, phones, amounts, decline texts. Pure functions: the card
+ * number and CVV pass through here and are never kept anywhere. Outcomes are the rails' (the
+ * sandbox table, src/rails/sandbox-table.ts), never decided here.
  */
 
 export type FieldErrors = Record<string, string>;
@@ -20,6 +22,8 @@ export interface CheckedCard {
   pan: string;
   brand: string;
   last4: string;
+  expMonth: number;
+  expYear: number;
 }
 
 // One Luhn check for the API and the pages.
@@ -32,12 +36,6 @@ export function cardBrand(pan: string): string {
   if (/^3(0[0-5]|[68])/.test(pan)) return 'Diners Club';
   if (/^(6011|65|64[4-9])/.test(pan)) return 'Discover';
   return 'Tarjeta';
-}
-
-/** The Bogotá calendar month of an instant, as year * 12 + month index. */
-function bogotaMonth(now: Date): number {
-  const local = new Date(now.getTime() - 5 * 3_600_000);
-  return local.getUTCFullYear() * 12 + local.getUTCMonth();
 }
 
 /**
@@ -74,37 +72,11 @@ export function checkCard(input: CardInput, now: Date): { errors: FieldErrors; c
   else if (holder.length > 100 || /[\d<>{}]/.test(holder)) errors.holder_name = 'El nombre no es válido.';
 
   if (Object.keys(errors).length) return { errors, card: null };
-  return { errors, card: { pan, brand: cardBrand(pan), last4: pan.slice(-4) } };
+  return { errors, card: { pan, brand: cardBrand(pan), last4: pan.slice(-4), expMonth: m, expYear: Number(year) } };
 }
 
-export type SandboxOutcome = { status: 'approved' } | { status: 'declined'; remarks: string } | { status: 'pending' };
-
-/** PRODUCT.md's test cards. Any other valid number is refused in test mode (like a real sandbox). */
-export const TEST_CARDS: Record<string, SandboxOutcome> = {
-  '4242424242424242': { status: 'approved' },
-  '4000000000000002': { status: 'declined', remarks: 'TRANSACTION_REJECTED' },
-  '4000000000000069': { status: 'declined', remarks: 'CARD_EXPIRED' },
-};
-
-/** PRODUCT.md's wallet phones (walleta and walletb alike). */
-export const TEST_PHONES: Record<string, SandboxOutcome> = {
-  '+573991111111': { status: 'approved' },
-  '+573992222222': { status: 'declined', remarks: 'TRANSACTION_REJECTED' },
-};
-
-const DECLINE_SCENARIOS = ['INSUFFICIENT_FUNDS', 'RISK_CONTROL', 'CARD_EXPIRED', 'TRANSACTION_REJECTED'];
-
-/**
- * An approving trigger (the approving card or phone, the bank's "Aprobar", "Simular pago") yields
- * the payment's `test_scenario` when one is set: a decline code declines with it, `pending` leaves
- * the attempt in progress until POST /v1/payments/{id}/resolve. Declining triggers always decline.
- */
-export function applyScenario(outcome: SandboxOutcome, scenario: string | null): SandboxOutcome {
-  if (outcome.status !== 'approved' || !scenario || scenario === 'approved') return outcome;
-  if (scenario === 'pending') return { status: 'pending' };
-  if (DECLINE_SCENARIOS.includes(scenario)) return { status: 'declined', remarks: scenario };
-  return outcome;
-}
+/** What a payment attempt's rail answered. */
+export type AttemptOutcome = { status: 'approved' } | { status: 'declined'; remarks: string } | { status: 'pending' };
 
 /** A Colombian mobile number as E.164: `3991111111`, `399 111 1111`, `+57 399 111 1111`. */
 export function normalisePhone(value: string): string | null {

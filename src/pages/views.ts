@@ -1,4 +1,5 @@
 import type { IntentRow, PaymentRow } from '../modules/payments/queries.ts';
+import type { PaymentMethod } from '../modules/payments/tables.ts';
 import { MINIMUM_MINOR } from '../modules/payments/money.ts';
 import { fromBasisPoints } from '../modules/payments/money.ts';
 import { html, icons, page, raw, type Html, type RenderedPage } from './html.ts';
@@ -26,6 +27,8 @@ export interface PayView {
   /** Field errors of a method form the payer just sent, and the values to show back. */
   form: { method: string; errors: FieldErrors; values: Record<string, string>; general?: string } | null;
   banks: { id: string; name: string }[];
+  /** The link's methods this environment can take (live: those a connector serves). */
+  available: PaymentMethod[];
 }
 
 export const ALL_METHODS = ['card', 'banklink', 'rtkey', 'walleta', 'walletb'] as const;
@@ -276,17 +279,17 @@ ${fieldError('monto', errors)}
 
 function methods(v: PayView): Html {
   const p = v.payment;
-  if (p.environment === 'live') {
+  const offered = ALL_METHODS.filter((m) => p.allows.includes(m) && v.available.includes(m));
+  if (offered.length === 0) {
     return html`<section class="notice info" aria-labelledby="metodos-h">
 <h2 id="metodos-h">Pago en línea no disponible todavía</h2>
-<p>El pago con tarjeta y los demás medios en línea aún no están habilitados para cobros reales en Recaudo. Comunícate con ${v.companyName} para saber cómo pagar este cobro.</p>
+<p>Los medios de pago en línea de este cobro aún no están habilitados para cobros reales. Comunícate con ${v.companyName} para saber cómo pagar este cobro.</p>
 </section>`;
   }
   if (v.chosenAmount === null) {
     return html`<p class="muted">Escribe el monto para ver los medios de pago.</p>`;
   }
   const payLabel = `Pagar ${money(v.chosenAmount, p.currency)}`;
-  const offered = ALL_METHODS.filter((m) => p.allows.includes(m));
   const openMethod = v.form?.method ?? offered[0];
   const body: Record<string, () => Html> = {
     card: () => cardForm(v, payLabel),

@@ -28,3 +28,14 @@ export class ManualClock implements Clock {
     this.frozenAt = null;
   }
 }
+
+/** The Bogotá calendar month of an instant, as year * 12 + month index (Colombia has no DST). */
+export function bogotaMonth(now: Date): number {
+  const local = new Date(now.getTime() - 5 * 3_600_000);
+  return local.getUTCFullYear() * 12 + local.getUTCMonth();
+}
+
+/** A card is valid through the last day of its expiry month (Bogotá time). */
+export function cardExpiredAt(card: { exp_month: number; exp_year: number }, now: Date): boolean {
+  return card.exp_year * 12 + (card.exp_month - 1) < bogotaMonth(now);
+}

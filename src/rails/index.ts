@@ -1,11 +1,27 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import type { Clock } from '../platform/clock.ts';
+import { systemClock, type Clock } from '../platform/clock.ts';
 import { SandboxEmail, SmtpEmail, type EmailPort } from './email/index.ts';
 import { HttpMessaging, SandboxMessaging, type MessageStatus, type MessagingPort, type StatusDetail } from './messaging/index.ts';
+import { SandboxBanklink } from './banklink.ts';
+import { SandboxDebit } from './debit.ts';
+import { SandboxEnrollment } from './enrollment.ts';
+import { SandboxKeyDirectory } from './key-directory.ts';
+import { ConnectorRegistry, resolveMoneyRail, type MoneyPorts, type MoneyRail, type RailScope } from './money.ts';
+import { SandboxPayouts } from './payouts.ts';
+import { SandboxRtkey } from './rtkey.ts';
+import { SandboxWallet } from './wallets.ts';
 
 export * from './messaging/index.ts';
 export * from './email/index.ts';
+export * from './money.ts';
+export type { DebitOutcome, DebitPort, DebitRequest, RefundRequest } from './debit.ts';
+export type { BanklinkPort, BanklinkSession } from './banklink.ts';
+export { QrRegistrationFailed, type QrRegistration, type RtkeyPort } from './rtkey.ts';
+export type { WalletOutcome, WalletPort, WalletRequest } from './wallets.ts';
+export type { EnrollmentOutcome, EnrollmentPort, EnrollmentRequest } from './enrollment.ts';
+export type { DirectoryEntry, InstantKeyType, KeyDirectoryPort } from './key-directory.ts';
+export type { PayoutOutcome, PayoutPort, PayoutRequest } from './payouts.ts';
 export { paymentLinkMessage, paymentCancelledMessage, formatAmount, formatDateTime, escapeHtml, type PaymentLinkMessage, type PaymentLinkMessageInput, type PaymentCancelledMessageInput } from './messages.ts';
 
 export type RailEnvironment = 'test' | 'live';
@@ -35,14 +51,53 @@ export interface Rails {
   for(environment: RailEnvironment): RailSet;
   /** Listens to message outcomes of both environments; returns a function that stops listening. */
   onMessageStatus(listener: MessageStatusListener): () => void;
+  /**
+   * The money rails' sandbox adapters (test keys). Tests may replace one (a failing or slow rail)
+   * for their runtime.
+   */
+  sandbox: MoneyPorts;
+  /** Real providers' adapters installed for live (or a test environment pointed at a provider's sandbox). */
+  connectors: ConnectorRegistry;
+  /**
+   * The adapter of a money rail for a company's environment: its connector, else the sandbox for
+   * test keys; for live keys without a connector it throws `rail_not_configured` (422 10900).
+   * Call it before recording anything, so a refusal leaves nothing behind.
+   */
+  money<K extends MoneyRail>(scope: RailScope, rail: K): Promise<MoneyPorts[K]>;
+  /** Whether `money(scope, rail)` would answer an adapter (what a live payer page may offer). */
+  serves(scope: RailScope, rail: MoneyRail): Promise<boolean>;
   /** Closes every rail: waits for sends under way, drops sandbox outcomes not yet reported. */
   close(): Promise<void>;
 }
 
 export type RailsConfig = Pick<
   Config,
-  'messagingProvider' | 'messagingHttpUrl' | 'messagingHttpToken' | 'messagingHttpTimeoutMs' | 'messagingSandboxDelayMs' | 'smtpUrl' | 'smtpFrom'
+  | 'messagingProvider'
+  | 'messagingHttpUrl'
+  | 'messagingHttpToken'
+  | 'messagingHttpTimeoutMs'
+  | 'messagingSandboxDelayMs'
+  | 'smtpUrl'
+  | 'smtpFrom'
+  | 'sandboxChargeDelayMs'
+  | 'sandboxAccountDelayMs'
 >;
+
+/** The sandbox adapters of the money rails (PRODUCT.md "Test environment"; the sandbox table). */
+export function createSandboxMoneyRails(config: Pick<RailsConfig, 'sandboxChargeDelayMs' | 'sandboxAccountDelayMs'>, clock: Clock): MoneyPorts {
+  const debit = new SandboxDebit({ delayMs: config.sandboxChargeDelayMs, clock });
+  return {
+    card: debit,
+    account_debit: debit,
+    banklink: new SandboxBanklink(),
+    rtkey: new SandboxRtkey(),
+    walleta: new SandboxWallet('walleta'),
+    walletb: new SandboxWallet('walletb'),
+    payout: new SandboxPayouts(),
+    enrollment: new SandboxEnrollment({ delayMs: config.sandboxAccountDelayMs }),
+    key_directory: new SandboxKeyDirectory(),
+  };
+}
 
 /** Picks each rail's adapter from the configuration. */
 export function createRails(config: RailsConfig, logger: Logger, opts: { clock?: Clock } = {}): Rails {
@@ -64,9 +119,17 @@ export function createRails(config: RailsConfig, logger: Logger, opts: { clock?:
     email: config.smtpUrl ? new SmtpEmail({ url: config.smtpUrl, from: config.smtpFrom, logger: log }) : sandboxEmail(),
   };
   log.debug({ messaging: live.messaging.provider, email: live.email.provider }, 'live rails');
+  const sandbox = createSandboxMoneyRails(config, opts.clock ?? systemClock);
+  const connectors = new ConnectorRegistry();
   return {
     test,
     live,
+    sandbox,
+    connectors,
+    money: (scope, rail) => resolveMoneyRail(connectors, sandbox, scope, rail),
+    async serves(scope, rail) {
+      return scope.environment === 'test' || (await connectors.find(scope, rail)) !== null;
+    },
     for: (environment) => (environment === 'live' ? live : test),
     onMessageStatus(listener) {
       const offs = (['test', 'live'] as const).map((env) =>

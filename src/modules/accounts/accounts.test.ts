@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { ENGINE, createHarness, expectError, expectValidation, type Company, type Harness } from '../../../test/harness.ts';
 import { expectScoped } from '../../../test/auth-matrix.ts';
 import { PLATFORM_BANK_ID, bankId } from '../banks/catalogue.ts';
-import { SANDBOX_KEY_DIRECTORY } from './instant-keys.ts';
-import { settleSandboxEnrollment } from './service.ts';
+import { SANDBOX_KEY_DIRECTORY } from '../../rails/sandbox-table.ts';
+import { checkEnrollment } from './service.ts';
 
 const BANCOLOMBIA = bankId('1007');
 const DAVIVIENDA = bankId('1051');
@@ -90,7 +90,7 @@ describe('accounts', () => {
     assert.equal((connected.data as { status: string }).status, 'ACTIVE');
 
     // A second run of the job (redelivery, another worker) changes nothing and emits nothing.
-    await settleSandboxEnrollment(h.runtime.deps, { company_id: co.company.id, environment: 'test', account_id: a.id });
+    await checkEnrollment(h.runtime.deps, { company_id: co.company.id, environment: 'test', account_id: a.id });
     await settle();
     assert.deepEqual(await eventTypes(a.id), ['account.pending', 'account.connected']);
   });
@@ -348,7 +348,10 @@ describe('accounts', () => {
     }
     expectError(await co.req({ url: '/v1/accounts/rtkey/@nadie.aqui' }), 404, 'record_not_found', 10002);
     expectError(await co.req({ url: '/v1/accounts/rtkey/not a key' }), 404, 'record_not_found', 10002);
-    expectError(await co.req({ url: '/v1/accounts/rtkey/@ana.gomez', env: 'live' }), 404, 'record_not_found', 10002);
+    // Live has no key directory without a connector: refused, never a sandbox answer (PRODUCT.md "Live money").
+    const live = await co.req({ url: '/v1/accounts/rtkey/@ana.gomez', env: 'live' });
+    expectError(live, 422, 'rail_not_configured', 10900);
+    assert.equal(live.body.rail, 'key_directory');
     expectError(await co.req({ url: '/v1/accounts/rtkey/@ana.gomez', key: null }), 401, 'unauthenticated', 10000);
   });
 

@@ -10,7 +10,9 @@ import { PLATFORM_BANK_ID } from '../banks/catalogue.ts';
 import { findBank, toBankSummary, type BankRow } from '../banks/service.ts';
 import { bankLogoUrl } from '../banks/logo.ts';
 import { loadCustomer } from '../customers/service.ts';
-import { findSandboxKey, parseInstantKey } from './instant-keys.ts';
+import type { EnrollmentRequest } from '../../rails/index.ts';
+import { bankId } from '../banks/catalogue.ts';
+import { parseInstantKey } from './instant-keys.ts';
 import { accountTransition, type AccountAction } from './lifecycle.ts';
 import { companyExists, customerExists, findAccountView, lockAccount, selectAccountViews, setAccountStatus } from './queries.ts';
 import { ACCOUNT_STATUSES, accountList, customerAccountList, type AccountResponse, type CreateAccountBody } from './schemas.ts';
@@ -18,12 +20,14 @@ import { ACCOUNT_STATUSES, accountList, customerAccountList, type AccountRespons
 type Scope = { companyId: string; environment: Environment };
 export type AccountView = NonNullable<Awaited<ReturnType<typeof findAccountView>>>;
 
-/** The sandbox enrollment job (docs/accounts.md): settles a PENDING test account after a delay. */
-export const SANDBOX_ENROLLMENT_JOB = 'accounts.sandbox_enrollment';
-/** The account-number ending that makes the sandbox bank reject the enrollment. */
-export const SANDBOX_REJECT_SUFFIX = '9999';
-/** The OTP the sandbox wallets accept on POST /accounts/{id}/validate. */
-export const SANDBOX_OTP = '123456';
+/**
+ * The enrollment check (docs/accounts.md): asks the enrollment rail where a PENDING account's
+ * enrollment stands and applies a final answer. The first check runs when the rail says a bank
+ * usually decides; a pending answer with a time is asked again then.
+ */
+export const ENROLLMENT_CHECK_JOB = 'accounts.enrollment_check';
+/** The job's name before it asked the rail (jobs queued by an earlier version still run). */
+const LEGACY_ENROLLMENT_JOB = 'accounts.sandbox_enrollment';
 
 const SUBTYPE_BANK_TYPE: Partial<Record<AccountSubtype, string>> = { SAVINGS: 'savings', CHECKING: 'checking', ELECTRONIC_DEPOSIT: 'electronic_deposit' };
 const SUBTYPE_LABEL: Record<AccountSubtype, string> = { SAVINGS: 'Ahorros', CHECKING: 'Corriente', ELECTRONIC_DEPOSIT: 'Depósito electrónico', KEY: 'Llave', WALLET: 'Saldo' };
@@ -130,9 +134,10 @@ async function resolveAccount(ctx: RequestContext, body: CreateAccountBody, auth
     if (!key) add('account_number', 'must be an instant key: @alias (3 to 20 letters, digits, dots, dashes or underscores), a mobile number, an e-mail or a document number');
     else accountNumber = key.value;
     if (body.bank_id) bank = await lookupBank(body.bank_id);
-    else if (key && ctx.isTest) {
-      const entry = findSandboxKey(key);
-      if (entry) bank = await findBank(ctx.db, entry.bank_id);
+    else if (key && (await ctx.deps.rails.serves(ctx, 'key_directory'))) {
+      // The holder's bank, from the instant-key directory when this environment has one.
+      const entry = await (await ctx.deps.rails.money(ctx, 'key_directory')).lookup(key);
+      if (entry) bank = await findBank(ctx.db, bankId(entry.bank_code));
     }
   } else {
     // WALLET: another company's balance; its bank is always the platform's own.
@@ -151,6 +156,9 @@ export async function createAccount(ctx: RequestContext, body: CreateAccountBody
   const add = (field: string, message: string) => (errors[field] ??= []).push(message);
   const scope: Scope = { companyId: ctx.companyId, environment: ctx.environment };
   const authorization = body.authorization ?? false;
+  // Authorization asks the account's bank to enroll it: a live key without an enrollment
+  // connector is refused before anything else (rail_not_configured).
+  const enrollment = authorization ? await ctx.deps.rails.money(ctx, 'enrollment') : null;
   const reEnroll = body['re-enrollment'] ?? body.re_enrollment ?? body.re_enroll ?? false;
 
   const customerId = body.customer_id.toLowerCase();
@@ -193,35 +201,45 @@ export async function createAccount(ctx: RequestContext, body: CreateAccountBody
   const data = toAccountResponse(view, ctx.deps.config.baseUrl);
   for (const event of accountTransition(null, 'create')!.events) await emitEvent(ctx, event, data, now);
 
-  // Sandbox enrollment: the simulated bank answers after a delay; wallets that need the holder's
-  // confirmation wait for /validate unless the reject trigger applies. Live has no rail yet.
-  if (ctx.isTest && authorization) {
-    const rejects = resolved.accountNumber.endsWith(SANDBOX_REJECT_SUFFIX);
-    if (rejects || resolved.bank?.connection_type !== 'CONFIRMATION') {
-      const runAt = new Date(now.getTime() + ctx.deps.config.sandboxAccountDelayMs);
-      await ctx.deps.jobs.enqueue(ctx.db, SANDBOX_ENROLLMENT_JOB, { company_id: ctx.companyId, environment: ctx.environment, account_id: id }, runAt);
-      ctx.afterCommit(() => ctx.deps.jobs.wake());
-    }
+  // The enrollment rail is asked after commit, by the check job, when its bank usually decides.
+  if (enrollment) {
+    const runAt = new Date(now.getTime() + enrollment.firstCheckAfterMs);
+    await ctx.deps.jobs.enqueue(ctx.db, ENROLLMENT_CHECK_JOB, { company_id: ctx.companyId, environment: ctx.environment, account_id: id }, runAt);
+    ctx.afterCommit(() => ctx.deps.jobs.wake());
   }
   return data;
 }
 
-/** The sandbox bank's answer to an enrollment. Changes nothing unless the account is still PENDING. */
-export async function settleSandboxEnrollment(deps: AppDeps, payload: Record<string, unknown>): Promise<void> {
+function enrollmentRequest(view: AccountView): EnrollmentRequest {
+  return { reference: view.id, accountNumber: view.account_number, holderConfirms: view.bank_connection_type === 'CONFIRMATION', submittedAt: new Date(view.created_at) };
+}
+
+/**
+ * The enrollment check job: asks the rail (outside any transaction) where a PENDING account's
+ * enrollment stands, then applies a final answer under the row lock (ACTIVE or REJECTED, with
+ * their events). Changes nothing unless the account is still PENDING; idempotent.
+ */
+export async function checkEnrollment(deps: AppDeps, payload: Record<string, unknown>): Promise<void> {
   const scope: Scope = { companyId: String(payload.company_id), environment: payload.environment === 'live' ? 'live' : 'test' };
   const id = String(payload.account_id);
+  const before = await findAccountView(deps.database.db, scope, id);
+  if (!before || before.deleted_at || before.status !== 'PENDING' || !before.authorization) return;
+  const outcome = await (await deps.rails.money(scope, 'enrollment')).status(enrollmentRequest(before));
+  if (outcome.status === 'pending') {
+    if (outcome.checkAt) await deps.jobs.enqueue(deps.database.db, ENROLLMENT_CHECK_JOB, payload, outcome.checkAt);
+    return; // null: it waits for the holder (POST /accounts/{id}/validate)
+  }
   await deps.database.db.transaction().execute(async (trx) => {
     const locked = await lockAccount(trx, scope, id);
     if (!locked || locked.deleted_at || locked.status !== 'PENDING') return;
     const view = (await findAccountView(trx, scope, id))!;
-    const rejects = view.account_number.endsWith(SANDBOX_REJECT_SUFFIX);
-    if (!rejects && view.bank_connection_type === 'CONFIRMATION') return; // waits for /validate
-    await applyTransition(trx, scope, view, rejects ? 'enrollment_rejected' : 'enrollment_approved', deps.clock.now(), deps.config.baseUrl);
+    await applyTransition(trx, scope, view, outcome.status === 'rejected' ? 'enrollment_rejected' : 'enrollment_approved', deps.clock.now(), deps.config.baseUrl);
   });
 }
 
 export function registerAccountJobs(deps: AppDeps): void {
-  deps.jobs.register(SANDBOX_ENROLLMENT_JOB, (payload) => settleSandboxEnrollment(deps, payload));
+  deps.jobs.register(ENROLLMENT_CHECK_JOB, (payload) => checkEnrollment(deps, payload));
+  deps.jobs.register(LEGACY_ENROLLMENT_JOB, (payload) => checkEnrollment(deps, payload));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -299,25 +317,27 @@ export async function validateAccount(ctx: RequestContext, id: string, otp: stri
   return inTransaction(ctx.db, async (trx) => {
     await lockAccount(trx, ctx, accountId);
     const view = await loadAccountView(ctx, trx, accountId);
+    // The holder's code goes to the enrollment rail: refused in live without its connector.
+    const enrollment = await ctx.deps.rails.money(ctx, 'enrollment');
     if (view.status !== 'PENDING') throw validationError({ status: [`the account is ${view.status}; only a PENDING account can be validated`] });
     if (view.bank_connection_type !== 'CONFIRMATION') {
       throw validationError({ bank_id: [`${view.bank_name ?? 'this account'} connects without the holder's confirmation; there is nothing to validate`] });
     }
     if (!view.authorization) throw validationError({ authorization: ['the account was created with authorization false: the holder never received the enrollment request'] });
-    if (!ctx.isTest) throw validationError({ otp: ['wallet confirmation is not available with live keys yet'] });
-    if (otp != null && otp !== SANDBOX_OTP) throw validationError({ otp: ['is not the code the holder received'] });
+    if (!(await enrollment.confirmHolder(enrollmentRequest(view), otp ?? null))) throw validationError({ otp: ['is not the code the holder received'] });
     const data = await applyTransition(trx, ctx, view, 'holder_validated', ctx.deps.clock.now(), ctx.deps.config.baseUrl);
     if (!data) throw validationError({ status: ['the account changed state; read it again'] });
     return data;
   });
 }
 
-/** GET /accounts/rtkey/{key}: the sandbox key directory with a test key; live has no directory yet. */
+/** GET /accounts/rtkey/{key}: the environment's instant-key directory (the sandbox's with a test key). */
 export async function lookupInstantKey(ctx: RequestContext, raw: string) {
+  const directory = await ctx.deps.rails.money(ctx, 'key_directory');
   const key = parseInstantKey(raw);
-  const entry = key && ctx.isTest ? findSandboxKey(key) : undefined;
+  const entry = key ? await directory.lookup(key) : null;
   if (!entry) throw new ApiError('record_not_found');
-  const bank = await findBank(ctx.db, entry.bank_id);
+  const bank = await findBank(ctx.db, bankId(entry.bank_code));
   if (!bank) throw new ApiError('record_not_found');
   return {
     document_type: entry.document_type,

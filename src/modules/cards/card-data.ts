@@ -1,5 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { ApiError } from '../../platform/errors/api-error.ts';
+import { bogotaMonth } from '../../platform/clock.ts';
+import { sandboxCardOutcome } from '../../rails/sandbox-table.ts';
 
 /**
  * Card data checks (docs/charges.md "Cards"). Pure functions: the card number and the security
@@ -41,31 +43,9 @@ export function detectBrand(pan: string): CardBrand {
   return BRAND_RULES.find((r) => r.prefix.test(pan))?.brand ?? 'unknown';
 }
 
-/**
- * How the sandbox card processor answers a debit on a number (PRODUCT.md's test cards, plus two
- * more decline reasons): `approved` or the rejection reason. Every other valid number approves.
- */
-export const SANDBOX_CARD_OUTCOMES: Record<string, string> = {
-  '4242424242424242': 'approved',
-  '4000000000000002': 'TRANSACTION_REJECTED',
-  '4000000000000069': 'CARD_EXPIRED',
-  '4000000000009995': 'INSUFFICIENT_FUNDS',
-  '4100000000000019': 'RISK_CONTROL',
-};
-
+/** The sandbox outcome class of a number (the sandbox table's test cards; any other approves). */
 export function outcomeClass(pan: string): string {
-  return SANDBOX_CARD_OUTCOMES[pan] ?? 'approved';
-}
-
-/** The Bogotá calendar month of an instant, as year * 12 + month index (Colombia has no DST). */
-export function bogotaMonth(now: Date): number {
-  const local = new Date(now.getTime() - 5 * 3_600_000);
-  return local.getUTCFullYear() * 12 + local.getUTCMonth();
-}
-
-/** A card is valid through the last day of its expiry month (Bogotá time). */
-export function cardExpiredAt(card: { exp_month: number; exp_year: number }, now: Date): boolean {
-  return card.exp_year * 12 + (card.exp_month - 1) < bogotaMonth(now);
+  return sandboxCardOutcome(pan);
 }
 
 /** The longest a card may still be valid for: cards are issued for at most 20 years. */

@@ -8,7 +8,8 @@ import { paginate, parseListQuery } from '../../platform/lists/lists.ts';
 import { assertInScope, iso } from '../../platform/scope.ts';
 import { customerExists } from '../accounts/queries.ts';
 import { loadCustomer } from '../customers/service.ts';
-import { cardExpiredAt, cardFingerprint, checkCardData, type CardBrand, type CardDataInput, type CheckedCard } from './card-data.ts';
+import { cardExpiredAt } from '../../platform/clock.ts';
+import { cardFingerprint, checkCardData, type CardBrand, type CardDataInput, type CheckedCard } from './card-data.ts';
 import {
   cardList,
   customerCardList,

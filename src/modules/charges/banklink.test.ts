@@ -1,11 +1,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHarness, expectError, expectValidation, type Company, type Harness } from '../../../test/harness.ts';
+import { installFakeLiveConnector } from '../../../test/fakes/live-connectors.ts';
 import { expectScoped } from '../../../test/auth-matrix.ts';
 import { createCustomer } from '../cards/test-support.ts';
 import { getPage, postForm, tokenOf } from '../../pages/test-support.ts';
 import { PLATFORM_BANK_ID } from '../banks/catalogue.ts';
-import { setCollectRail, SandboxCollectRail } from './collect-rail.ts';
+import type { BanklinkPort } from '../../rails/index.ts';
 import { BANCOLOMBIA, balance, banklinkBody, chargeEvents, COOPCENTRAL, DAVIPLATA, redirectUrl, runChargeJobs, runExpireJobs } from './test-support.ts';
 
 /** POST /v1/charges/banklink and its sandbox bank page (docs/charges.md "Banklink"). */
@@ -19,6 +20,8 @@ describe('banklink charges', () => {
   before(async () => {
     h = await createHarness({ CHARGE_RECONCILE_DELAY_MS: '30000' });
     co = await h.company('Tienda Andina SAS');
+    // Live calls in these tests run through a stand-in connector (without one: rail_not_configured, test/live-money.test.ts).
+    installFakeLiveConnector(h.runtime.deps, { companyId: co.company.id });
     other = await h.company('Otra SAS');
   });
   after(() => h.close());
@@ -227,16 +230,13 @@ describe('banklink charges', () => {
     assert.match((await getPage(h, pathOf(cancelled.url))).body, /Este cobro fue cancelado/);
     // The cancel's job withdraws the bank session at the banklink rail (not the debit rail).
     const withdrawn: string[] = [];
-    class Spy extends SandboxCollectRail {
-      override async cancel(reference: string): Promise<void> {
-        withdrawn.push(reference);
-      }
-    }
-    setCollectRail(h.runtime.deps, 'test', new Spy({ triggers: true }));
+    const sandbox = h.runtime.deps.rails.sandbox;
+    const real = sandbox.banklink;
+    sandbox.banklink = Object.assign(Object.create(real) as BanklinkPort, { cancel: async (reference: string) => void withdrawn.push(reference) });
     try {
       assert.equal(await runChargeJobs(h, [cancelled.id]), 1);
     } finally {
-      setCollectRail(h.runtime.deps, 'test', new SandboxCollectRail({ triggers: true }));
+      sandbox.banklink = real;
     }
     assert.deepEqual(withdrawn, [cancelled.id]);
 
@@ -253,17 +253,18 @@ describe('banklink charges', () => {
 
   test('a rail that does not answer leaves the charge created; the reconciler registers it', async () => {
     const customer = await createCustomer(co);
-    class Down extends SandboxCollectRail {
-      override async openBanklink(): Promise<{ networkId: string }> {
+    const sandbox = h.runtime.deps.rails.sandbox;
+    const real = sandbox.banklink;
+    sandbox.banklink = Object.assign(Object.create(real) as BanklinkPort, {
+      open: async () => {
         throw new Error('bank unreachable');
-      }
-    }
-    setCollectRail(h.runtime.deps, 'test', new Down({ triggers: true }));
+      },
+    });
     let c;
     try {
       c = (await create(banklinkBody(customer, { amount: 9100 }))).body;
     } finally {
-      setCollectRail(h.runtime.deps, 'test', new SandboxCollectRail({ triggers: true }));
+      sandbox.banklink = real;
     }
     assert.equal(c.status, 'created');
     assert.equal(c.network_id, null);

@@ -1,3 +1,4 @@
+import { chargeRail } from './rails.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { ApiError, validationError } from '../../platform/errors/api-error.ts';
 import { findBank } from '../banks/service.ts';
@@ -15,6 +16,7 @@ import type { ChargeResponse } from './schemas.ts';
  * it holds under concurrency on both engines.
  */
 export async function createBanklinkCharge(ctx: RequestContext, body: BanklinkBody, idempotencyKey: string | null): Promise<ChargeResponse> {
+  await chargeRail(ctx.deps, ctx, 'banklink'); // a live key without a connector: refused before anything else
   const { errors, add } = fieldErrors();
   const amount = await collectAmount(ctx, body.amount, BANKLINK_MINIMUM_PESOS, add);
   const customerId = body.customer_id.toLowerCase();

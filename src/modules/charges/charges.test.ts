@@ -1,6 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHarness, expectError, expectValidation, type Company, type Harness } from '../../../test/harness.ts';
+import { installFakeLiveConnector } from '../../../test/fakes/live-connectors.ts';
 import { expectScoped } from '../../../test/auth-matrix.ts';
 import { activeWallet } from '../payments/test-support.ts';
 import { createCard, createCustomer, VISA_DECLINED, VISA_EXPIRED } from '../cards/test-support.ts';
@@ -20,6 +21,8 @@ describe('charges', () => {
   before(async () => {
     h = await createHarness({ SANDBOX_CHARGE_DELAY_MS: String(DELAY), CHARGE_RECONCILE_DELAY_MS: String(RECONCILE) });
     co = await h.company('Cobros SAS');
+    // Live calls in these tests run through a stand-in connector (without one: rail_not_configured, test/live-money.test.ts).
+    installFakeLiveConnector(h.runtime.deps, { companyId: co.company.id });
     other = await h.company('Otra SAS');
     p = await payer(h, co);
   });

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { errorEnvelope, errorResponses } from '../../platform/http/openapi.ts';
 import { readIdempotencyKey } from '../../platform/idempotency/idempotency.ts';
 import { createBanklinkCharge } from './banklink.ts';
-import { QR_FAILURE_SCENARIO, WALLET_DECLINING_PHONE, WALLET_APPROVING_PHONE, WALLETB_TEST_OTP } from './collect-rail.ts';
+import { QR_FAILURE_SCENARIO, WALLET_DECLINING_PHONE, WALLET_APPROVING_PHONE, WALLETB_TEST_OTP } from '../../rails/sandbox-table.ts';
 import { banklinkBody, emptyBody, requestIdParams, rtkeyBody, walletaBody, walletbBody, walletbConfirmBody } from './collect-schemas.ts';
 import { createRtkeyCharge } from './rtkey.ts';
 import { chargeResponse } from './schemas.ts';

@@ -7,7 +7,7 @@ import { prefixedId } from '../../platform/ids.ts';
 import { formatPesos, parseMinor } from '../../platform/money.ts';
 import { normalizeMetadata, type MetadataInput } from '../../platform/validation.ts';
 import { maxTransactionCop } from '../payments/queries.ts';
-import { collectRail, type CollectRail, type PayerOutcome } from './collect-rail.ts';
+import { chargeRail } from './rails.ts';
 import { EXPIRED_REMARKS, FINAL } from './lifecycle.ts';
 import { toChargeResponse, type ChargeRow } from './present.ts';
 import { findCharge, lockCharge } from './queries.ts';
@@ -118,16 +118,17 @@ export interface Registration {
 }
 
 /** Registers a recorded charge with its rail (again: the same answer). */
-export async function registerWithRail(deps: AppDeps, rail: CollectRail, charge: ChargeRow): Promise<Registration> {
+export async function registerWithRail(deps: AppDeps, charge: ChargeRow): Promise<Registration> {
+  const scope = { companyId: charge.company_id, environment: charge.environment };
   switch (charge.payment_method_type) {
     case 'banklink':
-      return rail.openBanklink({ reference: charge.id, amount: charge.amount, currency: charge.currency, bankId: charge.bank_id!, redirectUrl: charge.redirect_url!, expiresAt: new Date(charge.expires_at!) });
+      return (await chargeRail(deps, scope, 'banklink')).open({ reference: charge.id, amount: charge.amount, currency: charge.currency, bankId: charge.bank_id!, redirectUrl: charge.redirect_url!, expiresAt: new Date(charge.expires_at!) });
     case 'walleta':
     case 'walletb':
-      return rail.requestToPay({ reference: charge.id, method: charge.payment_method_type, amount: charge.amount, phone: charge.phone! });
+      return (await chargeRail(deps, scope, charge.payment_method_type)).requestToPay({ reference: charge.id, amount: charge.amount, phone: charge.phone! });
     case 'rtkey': {
       const company = await deps.database.db.selectFrom('companies').select('name').where('id', '=', charge.company_id).executeTakeFirstOrThrow();
-      const registered = await rail.registerQr({
+      const registered = await (await chargeRail(deps, scope, 'rtkey')).registerQr({
         reference: charge.id,
         amount: charge.amount,
         currency: charge.currency,
@@ -165,6 +166,8 @@ export async function createPayerCharge(
   idempotencyKey: string | null,
   guard: (trx: Transaction<DB>) => Promise<void>,
 ): Promise<ChargeResponse> {
+  // Refused before anything is recorded when a live key has no connector for the rail.
+  await chargeRail(ctx.deps, ctx, values.method);
   const now = ctx.deps.clock.now();
   const { charge, safetyJobId } = await inTransaction(ctx.db, async (trx) => {
     await guard(trx);
@@ -178,7 +181,7 @@ export async function createPayerCharge(
 
   let registration: Registration;
   try {
-    registration = await registerWithRail(ctx.deps, collectRail(ctx.deps, ctx.environment), charge);
+    registration = await registerWithRail(ctx.deps, charge);
   } catch (error) {
     ctx.deps.logger.warn({ charge: charge.id, err: (error as Error)?.message }, 'payer rail call failed; the reconciler will register the charge');
     return toChargeResponse(charge, ctx.deps.config.baseUrl);
@@ -211,6 +214,8 @@ export async function saveRegistration(deps: AppDeps, scope: Omit<ChargeScope, '
   });
 }
 
+/** The payer's (or the wallet's) answer to a payer charge. */
+export type PayerOutcome = { status: 'approved' } | { status: 'declined'; remarks: string };
 export type SettleOutcome = PayerOutcome | { status: 'expired' };
 
 /**
@@ -257,7 +262,7 @@ export async function runExpire(deps: AppDeps, payload: Record<string, unknown>)
     return;
   }
   const { applied } = await settlePayerCharge(deps, scope, charge.id, { status: 'expired' });
-  if (applied) await collectRail(deps, scope.environment).cancel(charge.id);
+  if (applied) await (await chargeRail(deps, scope, charge.payment_method_type as PayerMethod)).cancel(charge.id);
 }
 
 /**
@@ -267,6 +272,6 @@ export async function runExpire(deps: AppDeps, payload: Record<string, unknown>)
  */
 export async function reconcilePayerCharge(deps: AppDeps, charge: ChargeRow): Promise<void> {
   if (charge.status !== 'created') return;
-  const registration = await registerWithRail(deps, collectRail(deps, charge.environment), charge);
+  const registration = await registerWithRail(deps, charge);
   await saveRegistration(deps, scopeOfCharge(charge), charge.id, registration);
 }

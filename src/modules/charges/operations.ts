@@ -8,7 +8,7 @@ import { postChargeRefund } from './ledger.ts';
 import { CANCELLABLE, CANCELLED_REMARKS, RESOLVABLE } from './lifecycle.ts';
 import { toChargeResponse } from './present.ts';
 import { loadCharge } from './queries.ts';
-import { chargeRail } from './rail.ts';
+import { chargeRail } from './rails.ts';
 import type { ChargeResponse, ResolveChargeBody } from './schemas.ts';
 import { jobPayload, RECONCILE_JOB, saveRefundOutcome } from './settle.ts';
 import { applyChargeTransition } from './transition.ts';
@@ -29,9 +29,11 @@ const REFUND_NOT_CONFIRMED =
  */
 export async function refundCharge(ctx: RequestContext, id: string, body: { amount?: number | string | null }): Promise<ChargeResponse> {
   const now = ctx.deps.clock.now();
-  const { charge, refundId, safetyJobId } = await inTransaction(ctx.db, async (trx) => {
+  const { charge, refundId, safetyJobId, rail } = await inTransaction(ctx.db, async (trx) => {
     const scope = { ...ctx, db: trx };
     const charge = await loadCharge(scope, id, true);
+    // The rail that gives the money back; a live charge whose rail lost its connector is refused here.
+    const rail = await chargeRail(ctx.deps, ctx, charge.payment_method_type);
     const existing = await trx
       .selectFrom('charge_refunds')
       .select('status')
@@ -56,12 +58,12 @@ export async function refundCharge(ctx: RequestContext, id: string, body: { amou
       .execute();
     await postChargeRefund(trx, scope, charge);
     const safetyJobId = await ctx.deps.jobs.enqueue(trx, RECONCILE_JOB, jobPayload(charge, { refund_id: refundId }), new Date(now.getTime() + ctx.deps.config.chargeReconcileDelayMs));
-    return { charge, refundId, safetyJobId };
+    return { charge, refundId, safetyJobId, rail };
   });
   await ctx.commitEarly(charge.id);
 
   try {
-    await chargeRail(ctx.deps, ctx.environment).refund({ reference: refundId, chargeReference: charge.id, amount: charge.amount, currency: charge.currency });
+    await rail.refund({ reference: refundId, chargeReference: charge.id, amount: charge.amount, currency: charge.currency });
   } catch (error) {
     ctx.deps.logger.warn({ charge: charge.id, refund: refundId, err: (error as Error)?.message }, 'refund rail call failed; the reconciler will retry it');
     throw new ApiError('charge_persistence_lost', { message: REFUND_NOT_CONFIRMED });

@@ -1,20 +1,19 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHarness, expectError, type Company, type Harness } from '../../../test/harness.ts';
-import { chargeRail, setChargeRail, type ChargeRail, type DebitOutcome, type DebitRequest, type RefundRequest } from './rail.ts';
-import { collectRail, setCollectRail, type CollectRail } from './collect-rail.ts';
+import type { DebitOutcome, DebitPort, DebitRequest, RefundRequest, RtkeyPort } from '../../rails/index.ts';
 import { chargeBody, payer } from './test-support.ts';
 
 const HOLD = 30_000;
 
 /** Counts every rail call; `gate` (when set) holds debits and refunds until it is opened. */
-class CountingRail implements ChargeRail {
+class CountingRail implements DebitPort {
   readonly name = 'counting';
   debits: string[] = [];
   refunds: string[] = [];
   gate: Promise<void> | null = null;
   reached: (() => void) | null = null;
-  constructor(private inner: ChargeRail) {}
+  constructor(private inner: DebitPort) {}
   async debit(request: DebitRequest): Promise<DebitOutcome> {
     this.debits.push(request.reference);
     this.reached?.();
@@ -64,8 +63,9 @@ describe('a retried key never charges twice', () => {
     h = await createHarness({ IDEMPOTENCY_HOLD_MS: String(HOLD) });
     co = await h.company('Reintentos SAS');
     p = await payer(h, co);
-    rail = new CountingRail(chargeRail(h.runtime.deps, 'test'));
-    setChargeRail(h.runtime.deps, 'test', rail);
+    rail = new CountingRail(h.runtime.deps.rails.sandbox.card);
+    h.runtime.deps.rails.sandbox.card = rail;
+    h.runtime.deps.rails.sandbox.account_debit = rail;
   });
   after(() => h.close());
 
@@ -178,15 +178,15 @@ describe('a retried rtkey key registers the same reference', () => {
   after(() => h.close());
 
   test('the run died while registering the QR: the retry registers the same charge id, and one charge exists', async () => {
-    const inner = collectRail(h.runtime.deps, 'test');
+    const inner = h.runtime.deps.rails.sandbox.rtkey;
     const references: string[] = [];
     let open!: () => void;
     let arrived!: () => void;
     const gate = new Promise<void>((resolve) => (open = resolve));
     const reached = new Promise<void>((resolve) => (arrived = resolve));
     let holdFirst = true;
-    const spy: CollectRail = Object.assign(Object.create(inner) as CollectRail, {
-      registerQr: async (r: Parameters<CollectRail['registerQr']>[0]) => {
+    const spy: RtkeyPort = Object.assign(Object.create(inner) as RtkeyPort, {
+      registerQr: async (r: Parameters<RtkeyPort['registerQr']>[0]) => {
         references.push(r.reference);
         if (holdFirst) {
           holdFirst = false;
@@ -197,7 +197,7 @@ describe('a retried rtkey key registers the same reference', () => {
         return inner.registerQr(r);
       },
     });
-    setCollectRail(h.runtime.deps, 'test', spy);
+    h.runtime.deps.rails.sandbox.rtkey = spy;
     const body = { amount: 25000, customer_id: customer, external_id: 'qr-retry' };
     const dying = co.req({ url: '/v1/charges/rtkey', body, idem: 'qr-dead' });
     await reached;

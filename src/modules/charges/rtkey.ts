@@ -3,7 +3,9 @@ import { ApiError, validationError } from '../../platform/errors/api-error.ts';
 import { prefixedId } from '../../platform/ids.ts';
 import { customerExists } from '../accounts/queries.ts';
 import { collectAmount, collectMetadata, EXPIRE_JOB, fieldErrors, payerChargeValues, qrLabel, scopeOfContext } from './collect.ts';
-import { collectRail, QR_FAILURE_SCENARIO, QrRegistrationFailed } from './collect-rail.ts';
+import { QrRegistrationFailed } from '../../rails/index.ts';
+import { QR_FAILURE_SCENARIO } from '../../rails/sandbox-table.ts';
+import { chargeRail } from './rails.ts';
 import { RTKEY_EXPIRES_IN, RTKEY_MINIMUM_PESOS, type RtkeyBody } from './collect-schemas.ts';
 import { toChargeResponse } from './present.ts';
 import type { ChargeResponse } from './schemas.ts';
@@ -21,6 +23,8 @@ export const RTKEY_TEST_SCENARIOS = [QR_FAILURE_SCENARIO] as const;
  * carries `qr: {payload, image}` and `url`, a page with the QR (the sandbox's "Simular pago").
  */
 export async function createRtkeyCharge(ctx: RequestContext, body: RtkeyBody, idempotencyKey: string | null): Promise<ChargeResponse> {
+  // Refused before anything is recorded when a live key has no connector for the scheme.
+  const rail = await chargeRail(ctx.deps, ctx, 'rtkey');
   const { errors, add } = fieldErrors();
   const amount = await collectAmount(ctx, body.amount, RTKEY_MINIMUM_PESOS, add);
   const customerId = body.customer_id.toLowerCase();
@@ -59,7 +63,7 @@ export async function createRtkeyCharge(ctx: RequestContext, body: RtkeyBody, id
 
   let registered: { networkId: string; payload: string };
   try {
-    registered = await collectRail(ctx.deps, ctx.environment).registerQr({
+    registered = await rail.registerQr({
       reference: values.id,
       amount: amount!,
       currency: 'COP',

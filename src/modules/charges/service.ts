@@ -14,7 +14,8 @@ import type { StoredSplit } from '../payments/tables.ts';
 import { resolveSplits, type PaymentInput, type RuleContext } from '../payments/validate.ts';
 import { toChargeResponse, type ChargeRow } from './present.ts';
 import { CHARGE_ID, findCharge, loadCharge } from './queries.ts';
-import { chargeRail, type DebitOutcome } from './rail.ts';
+import type { DebitOutcome } from '../../rails/index.ts';
+import { chargeRail } from './rails.ts';
 import { CHARGE_TEST_SCENARIOS, chargeList, type ChargeResponse, type CreateChargeBody } from './schemas.ts';
 import { debitRequestFor, jobPayload, RECONCILE_JOB, saveDebitOutcome } from './settle.ts';
 import { CHARGE_STATUSES, PAYMENT_METHOD_TYPES, type ChargeStatus, type PaymentMethodType } from './tables.ts';
@@ -27,7 +28,7 @@ interface ResolvedCharge {
   amount: bigint;
   currency: Currency;
   customerId: string;
-  method: PaymentMethodType;
+  method: 'card' | 'account';
   accountId: string | null;
   card: CardRow | null;
   splits: StoredSplit[];
@@ -127,7 +128,11 @@ async function resolveChargeFields(ctx: RequestContext, body: CreateChargeBody):
  * the charge exists (find it by external_id) and the reconciler settles it.
  */
 export async function createCharge(ctx: RequestContext, body: CreateChargeBody, idempotencyKey: string | null): Promise<ChargeResponse> {
+  // The rail first: a live key without a connector is refused before anything is looked at or recorded.
+  const hasCard = body.card_id != null;
+  if (hasCard !== (body.account_id != null)) await chargeRail(ctx.deps, ctx, hasCard ? 'card' : 'account');
   const v = await resolveChargeFields(ctx, body);
+  const rail = await chargeRail(ctx.deps, ctx, v.method);
   const now = ctx.deps.clock.now();
   const { charge, safetyJobId } = await inTransaction(ctx.db, async (trx) => {
     const charge = await insertCharge(trx, ctx, {
@@ -164,7 +169,7 @@ export async function createCharge(ctx: RequestContext, body: CreateChargeBody, 
   // The rail, outside any transaction.
   let outcome: DebitOutcome;
   try {
-    outcome = await chargeRail(ctx.deps, ctx.environment).debit(await debitRequestFor(ctx.db, charge, v.card));
+    outcome = await rail.debit(await debitRequestFor(ctx.db, charge, v.card));
   } catch (error) {
     // The outcome is unknown: never guessed. The charge stays created; the reconciler asks again.
     ctx.deps.logger.warn({ charge: charge.id, err: (error as Error)?.message }, 'charge rail call failed; the reconciler will settle it');

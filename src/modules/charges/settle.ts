@@ -4,9 +4,9 @@ import { ApiError } from '../../platform/errors/api-error.ts';
 import { FINAL } from './lifecycle.ts';
 import type { ChargeRow } from './present.ts';
 import { findCharge, lockCharge } from './queries.ts';
-import { chargeRail, type DebitOutcome, type DebitRequest } from './rail.ts';
+import type { DebitOutcome, DebitRequest } from '../../rails/index.ts';
+import { chargeRail } from './rails.ts';
 import { EXPIRE_JOB, reconcilePayerCharge, runExpire } from './collect.ts';
-import { collectRail } from './collect-rail.ts';
 import { isPayerMethod } from './tables.ts';
 import { applyChargeTransition, type ChargeScope } from './transition.ts';
 
@@ -37,7 +37,7 @@ export async function debitRequestFor(db: Executor, charge: ChargeRow, known?: D
   }
   return {
     reference: charge.id,
-    method: charge.payment_method_type,
+    method: charge.payment_method_type === 'card' ? 'card' : 'account',
     amount: charge.amount,
     currency: charge.currency,
     card,
@@ -109,25 +109,27 @@ export function jobPayload(charge: { company_id: string; environment: string; id
  */
 export async function runReconcile(deps: AppDeps, payload: Record<string, unknown>): Promise<void> {
   const scope = { companyId: String(payload.company_id), environment: payload.environment === 'live' ? ('live' as const) : ('test' as const) };
-  const rail = chargeRail(deps, scope.environment);
   const db = deps.database.db;
   const charge = await findCharge(db, scope, String(payload.charge_id));
   if (!charge) return;
+  const method = charge.payment_method_type;
   if (payload.void === true) {
     // A cancelled charge: the debit is voided, or the bank session, QR or wallet request withdrawn.
-    await (isPayerMethod(charge.payment_method_type) ? collectRail(deps, scope.environment).cancel(charge.id) : rail.void(charge.id));
+    if (isPayerMethod(method)) await (await chargeRail(deps, scope, method)).cancel(charge.id);
+    else await (await chargeRail(deps, scope, method)).void(charge.id);
     return;
   }
   if (typeof payload.refund_id === 'string') {
     const refund = await db.selectFrom('charge_refunds').select(['status', 'amount', 'currency']).where('company_id', '=', scope.companyId).where('environment', '=', scope.environment).where('id', '=', payload.refund_id).executeTakeFirst();
     if (!refund || refund.status !== 'pending') return;
-    await rail.refund({ reference: payload.refund_id, chargeReference: charge.id, amount: refund.amount, currency: refund.currency });
+    await (await chargeRail(deps, scope, method)).refund({ reference: payload.refund_id, chargeReference: charge.id, amount: refund.amount, currency: refund.currency });
     await saveRefundOutcome(deps, scope, payload.refund_id);
     return;
   }
   if (FINAL.includes(charge.status)) return;
   // Banklink, rtkey and wallet charges wait for the payer: only their registration is reconciled.
-  if (isPayerMethod(charge.payment_method_type)) return reconcilePayerCharge(deps, charge);
+  if (isPayerMethod(method)) return reconcilePayerCharge(deps, charge);
+  const rail = await chargeRail(deps, scope, method);
   const request = await debitRequestFor(db, charge);
   const outcome = charge.status === 'created' ? await rail.debit(request) : await rail.status(request);
   await saveDebitOutcome(deps, scope, charge.id, outcome);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import type { Company, Harness } from '../../../test/harness.ts';
 import { bankId } from '../banks/catalogue.ts';
-import { settleSandboxEnrollment } from '../accounts/service.ts';
+import { checkEnrollment } from '../accounts/service.ts';
 import { createCard, createCustomer } from '../cards/test-support.ts';
 import { RECONCILE_JOB, runReconcile } from './settle.ts';
 import { EXPIRE_JOB, runExpire } from './collect.ts';
@@ -22,7 +22,7 @@ export async function createAccount(h: Harness, co: Company, customerId: string,
   assert.equal(res.status, 200, res.raw);
   if (opts.activate !== false) {
     if (env === 'live') await h.runtime.deps.database.db.updateTable('accounts').set({ status: 'ACTIVE' }).where('id', '=', res.body.id).execute();
-    else await settleSandboxEnrollment(h.runtime.deps, { company_id: co.company.id, environment: env, account_id: res.body.id });
+    else await checkEnrollment(h.runtime.deps, { company_id: co.company.id, environment: env, account_id: res.body.id });
   }
   return res.body.id as string;
 }

@@ -1,6 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHarness, ENGINE, expectError, expectValidation, type Company, type Harness } from '../../../test/harness.ts';
+import { installFakeLiveConnector } from '../../../test/fakes/live-connectors.ts';
 import { expectScoped } from '../../../test/auth-matrix.ts';
 import { createCustomer } from '../cards/test-support.ts';
 import { BANCOLOMBIA, balance, banklinkBody, chargeBody, chargeEvents, createAccount, customerWithDocument, DAVIPLATA, payer, runExpireJobs, walletAccount } from './test-support.ts';
@@ -17,6 +18,8 @@ describe('wallet request-to-pay', () => {
   before(async () => {
     h = await createHarness();
     co = await h.company('Billeteras SAS');
+    // Live calls in these tests run through a stand-in connector (without one: rail_not_configured, test/live-money.test.ts).
+    installFakeLiveConnector(h.runtime.deps, { companyId: co.company.id });
     other = await h.company('Otra SAS');
   });
   after(() => h.close());

@@ -3,7 +3,7 @@ import type { RequestContext } from '../../platform/context.ts';
 import type { DB } from '../../platform/db/schema.ts';
 import { ApiError, validationError } from '../../platform/errors/api-error.ts';
 import { collectAmount, collectMetadata, createPayerCharge, fieldErrors, isOverdue, lockKey, scopeOfContext, settlePayerCharge } from './collect.ts';
-import { collectRail } from './collect-rail.ts';
+import { chargeRail } from './rails.ts';
 import { WALLET_MINIMUM_PESOS, WALLETB_LIFETIME_MINUTES, type WalletaBody, type WalletbBody } from './collect-schemas.ts';
 import { EXPIRED_REMARKS, FINAL, OTP_INVALID_REMARKS } from './lifecycle.ts';
 import { toChargeResponse, type ChargeRow } from './present.ts';
@@ -24,6 +24,7 @@ const OPEN = ['created', 'processing'] as const;
  * under an advisory lock on it (and a partial unique index behind that).
  */
 export async function createWalletaRequest(ctx: RequestContext, body: WalletaBody, idempotencyKey: string | null): Promise<ChargeResponse> {
+  await chargeRail(ctx.deps, ctx, 'walleta'); // a live key without a connector: refused before anything else
   const { errors, add } = fieldErrors();
   const amount = await collectAmount(ctx, body.amount, WALLET_MINIMUM_PESOS, add);
   const customerId = body.customer_id.toLowerCase();
@@ -83,6 +84,7 @@ const normalDocument = (value: string) => value.replace(/[\s.-]/g, '').toUpperCa
  * The request lasts 10 minutes.
  */
 export async function createWalletbRequest(ctx: RequestContext, body: WalletbBody, idempotencyKey: string | null): Promise<ChargeResponse> {
+  await chargeRail(ctx.deps, ctx, 'walletb'); // a live key without a connector: refused before anything else
   const { errors, add } = fieldErrors();
   const amount = await collectAmount(ctx, body.amount, WALLET_MINIMUM_PESOS, add);
   const customerId = body.customer_id.toLowerCase();
@@ -184,7 +186,7 @@ async function loadRequest(ctx: RequestContext, id: string, method: 'walleta' | 
 export async function confirmWalleta(ctx: RequestContext, id: string): Promise<ChargeResponse> {
   const charge = await loadRequest(ctx, id, 'walleta');
   if (FINAL.includes(charge.status)) return toChargeResponse(charge, ctx.deps.config.baseUrl);
-  const outcome = await collectRail(ctx.deps, ctx.environment).walletOutcome({ reference: charge.id, method: 'walleta', amount: charge.amount, phone: charge.phone! });
+  const outcome = await (await chargeRail(ctx.deps, ctx, 'walleta')).outcome({ reference: charge.id, amount: charge.amount, phone: charge.phone! });
   const settled = await settlePayerCharge(ctx.deps, scopeOfContext(ctx), charge.id, outcome.status === 'otp_invalid' ? { status: 'declined', remarks: OTP_INVALID_REMARKS } : outcome);
   ctx.deps.jobs.wake();
   return toChargeResponse(settled.row, ctx.deps.config.baseUrl);
@@ -218,7 +220,7 @@ export async function confirmWalletb(ctx: RequestContext, id: string, otp: strin
     ctx.deps.jobs.wake();
     throw settled.applied ? new ApiError('transaction_otp_expired', { message: `The request expired (${WALLETB_LIFETIME_MINUTES} minutes); it is now failed.` }) : notOpen(settled.row);
   }
-  const outcome = await collectRail(ctx.deps, ctx.environment).walletOutcome({ reference: charge.id, method: 'walletb', amount: charge.amount, phone: charge.phone!, otp });
+  const outcome = await (await chargeRail(ctx.deps, ctx, 'walletb')).outcome({ reference: charge.id, amount: charge.amount, phone: charge.phone!, otp });
   const settled = await settlePayerCharge(ctx.deps, scope, charge.id, outcome.status === 'otp_invalid' ? { status: 'declined', remarks: OTP_INVALID_REMARKS } : outcome);
   ctx.deps.jobs.wake();
   if (!settled.applied) throw notOpen(settled.row);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { ENGINE, type Company, type Harness } from '../../../test/harness.ts';
-import { settleSandboxEnrollment } from '../accounts/service.ts';
+import { checkEnrollment } from '../accounts/service.ts';
 import { EXPIRE_JOB, runExpiration } from './service.ts';
 import type { PaymentScope } from './transition.ts';
 import type { PaymentStatus } from './tables.ts';
@@ -72,7 +72,7 @@ export async function activeWallet(h: Harness, co: Company, other: Company): Pro
   assert.equal(customer.status, 200, customer.raw);
   const account = await co.req({ url: '/v1/accounts', body: { subtype: 'WALLET', account_number: other.company.id, customer_id: customer.body.id, authorization: true } });
   assert.equal(account.status, 200, account.raw);
-  await settleSandboxEnrollment(h.runtime.deps, { company_id: co.company.id, environment: 'test', account_id: account.body.id });
+  await checkEnrollment(h.runtime.deps, { company_id: co.company.id, environment: 'test', account_id: account.body.id });
   const got = await co.req({ url: `/v1/accounts/${account.body.id}` });
   assert.equal(got.body.status, 'ACTIVE');
   return account.body.id;

@@ -68,6 +68,7 @@ export const Errors = {
   service_unavailable: def(10009, 'service_unavailable', 503, 'The service is shutting down or the database is unreachable; retry shortly.'),
   insufficient_balance: def(10010, 'insufficient_balance', 422, 'The available balance is not enough for this operation (a refund, a reversal, a cash-out).'),
   body_too_deep: def(10011, 'body_too_deep', 400, 'The request body nests objects and arrays more than 64 levels deep.'),
+  rail_not_configured: def(10900, 'rail_not_configured', 422, 'No payment connector serves this rail for live keys; nothing was created (docs/rails.md).'),
   internal_error: def(10500, 'internal_error', 500, 'An unexpected error occurred; it has been logged with the request id.'),
 } as const satisfies Record<string, ErrorDef>;
 

@@ -6,6 +6,8 @@ export const errorEnvelope = z.object({
   code: z.union([z.number().int(), z.string()]).optional(),
   code_name: z.string().optional(),
   errors: z.record(z.string(), z.array(z.string())).optional(),
+  /** rail_not_configured (10900): the rail a live key has no connector for. */
+  rail: z.string().optional().describe('rail_not_configured (10900): the rail without a connector (card, account_debit, banklink, rtkey, walleta, walletb, payout, enrollment, key_directory)'),
 });
 
 const DESCRIPTIONS: Record<number, string> = {
@@ -14,7 +16,7 @@ const DESCRIPTIONS: Record<number, string> = {
   403: 'Not allowed for this key or resource',
   404: 'record_not_found (10002) or environment_key_mismatch; an invalid key is also 404',
   409: 'idempotency_error (10003)',
-  422: 'validation_error (10001) with errors by field',
+  422: 'validation_error (10001) with errors by field; rail_not_configured (10900) with `rail` when a live key has no connector for the rail',
   429: 'Rate limit exceeded',
   503: 'Temporarily unavailable',
 };
