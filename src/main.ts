@@ -65,7 +65,17 @@ async function main(): Promise<void> {
     await app.listen({ port: config.port, host: config.host });
     closeHttp = async () => {
       control?.close();
-      await app.close();
+      // server.close() waits for every open connection: keep-alive sockets that go idle after their
+      // last answer are closed as they appear, and at 80% of the budget whatever is left is cut, so
+      // a client holding a connection open never holds the shutdown.
+      const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
+      const cut = setTimeout(() => app.server.closeAllConnections(), Math.floor(config.shutdownTimeoutMs * 0.8));
+      try {
+        await app.close();
+      } finally {
+        clearInterval(sweep);
+        clearTimeout(cut);
+      }
     };
   }
   if (mode === 'worker' && socket) {
