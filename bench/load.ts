@@ -116,7 +116,7 @@ async function main(): Promise<void> {
 main().then(
   () => process.exit(0),
   async (error: unknown) => {
-    await send({ type: 'error', message: error instanceof Error ? error.stack ?? error.message : String(error) });
+    await send({ type: 'error', message: error instanceof Error ? (error.stack ?? error.message) : String(error) });
     process.exit(1);
   },
 );

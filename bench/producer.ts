@@ -105,7 +105,12 @@ async function main(): Promise<ProducerSummary> {
           const sentAt = Date.now();
           const data: Record<string, unknown> = { object: 'balance', seq: seq++, sent_at: sentAt };
           if (warmup) data.warmup = true;
-          const event = await emitEvent({ companyId: spec.companyId, environment: spec.environment, db: trx }, spec.eventType, data, new Date(sentAt));
+          const event = await emitEvent(
+            { companyId: spec.companyId, environment: spec.environment, db: trx },
+            spec.eventType,
+            data,
+            new Date(sentAt),
+          );
           batch.push(event.id);
         }
       });
@@ -197,7 +202,7 @@ try {
   if (process.send && !stopping) await closing;
 } catch (error) {
   code = 1;
-  await send({ type: 'error', message: error instanceof Error ? error.stack ?? error.message : String(error) });
+  await send({ type: 'error', message: error instanceof Error ? (error.stack ?? error.message) : String(error) });
 } finally {
   await database.close().catch(() => {});
 }

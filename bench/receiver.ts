@@ -1,3 +1,4 @@
+import type { AddressInfo } from 'node:net';
 // Webhook receiver for the delivery scenario, run by bench/run.ts in its own process (loopback
 // only). Answers 200 as soon as a request's body has arrived and records, per request, the receipt
 // time, the `x-webhook-id` header and the `data.sent_at` the producer put in the event.
@@ -151,7 +152,7 @@ process.on('message', (message: { type?: string; committed?: string[] }) => {
 });
 
 server.listen(0, '127.0.0.1', () => {
-  const { port } = server.address() as import('node:net').AddressInfo;
+  const { port } = server.address() as AddressInfo;
   process.send?.({ type: 'listening', port });
 });
 process.on('SIGTERM', () => {

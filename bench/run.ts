@@ -83,8 +83,21 @@ const delivery = {
   maxBatch: 200,
   eventType: 'balance.updated',
 };
-const SCENARIO_KEYS = ['baseline_get', 'baseline_post', 'customers_create', 'customers_create_replay', 'customers_get', 'customers_list', 'charges_card', 'webhook_delivery'];
-const selected = process.env.BENCH_SCENARIOS ? process.env.BENCH_SCENARIOS.split(',').map((k) => k.trim()).filter(Boolean) : null;
+const SCENARIO_KEYS = [
+  'baseline_get',
+  'baseline_post',
+  'customers_create',
+  'customers_create_replay',
+  'customers_get',
+  'customers_list',
+  'charges_card',
+  'webhook_delivery',
+];
+const selected = process.env.BENCH_SCENARIOS
+  ? process.env.BENCH_SCENARIOS.split(',')
+      .map((k) => k.trim())
+      .filter(Boolean)
+  : null;
 for (const key of selected ?? []) {
   if (!SCENARIO_KEYS.includes(key)) throw new Error(`BENCH_SCENARIOS: unknown scenario "${key}" (known: ${SCENARIO_KEYS.join(', ')})`);
 }
@@ -421,7 +434,19 @@ interface TableRow {
 }
 
 function table(rows: TableRow[]): string {
-  const head = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'avg ms', 'non-2xx', 'errors', 'vs base GET', 'vs base same-method', 'CPU srv/pg/load/other %', ''];
+  const head = [
+    'scenario',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'avg ms',
+    'non-2xx',
+    'errors',
+    'vs base GET',
+    'vs base same-method',
+    'CPU srv/pg/load/other %',
+    '',
+  ];
   const body = rows.map((r) => [
     r.name,
     fmt(r.rps),
@@ -437,7 +462,10 @@ function table(rows: TableRow[]): string {
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((row) => row[i].length)));
   const line = (cells: string[]) =>
-    cells.map((c, i) => (i === 0 || i === cells.length - 1 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ').trimEnd();
+    cells
+      .map((c, i) => (i === 0 || i === cells.length - 1 ? c.padEnd(widths[i]) : c.padStart(widths[i])))
+      .join('  ')
+      .trimEnd();
   return [line(head), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n');
 }
 
@@ -574,8 +602,12 @@ async function deliveryRound(opts: {
     maxInFlight: delivery.maxInFlight,
     maxBatch: delivery.maxBatch,
   };
-  const producer = startChild(`producer ${rate}/s`, [path.join('bench', 'producer.ts')], { ...process.env, BENCH_PRODUCER_SPEC: JSON.stringify(spec) });
-  let mark: { wall: number; server: number | null; postgres: Map<number, number> | null; machine: number | null; receiver: number | null } | null = null;
+  const producer = startChild(`producer ${rate}/s`, [path.join('bench', 'producer.ts')], {
+    ...process.env,
+    BENCH_PRODUCER_SPEC: JSON.stringify(spec),
+  });
+  let mark: { wall: number; server: number | null; postgres: Map<number, number> | null; machine: number | null; receiver: number | null } | null =
+    null;
   let backends: Promise<Map<number, string>> = Promise.resolve(new Map());
   let analyzed: Promise<void> = Promise.resolve();
   let postgresAtResult: Map<number, number> | null = null;
@@ -583,16 +615,27 @@ async function deliveryRound(opts: {
   let failure: string | undefined;
   producer.proc.on('message', (m: { type: string; summary?: ProducerSummary; message?: string }) => {
     if (m.type === 'measuring') {
-      mark = { wall: performance.now(), server: cpuOf(service.proc.pid), postgres: cpuOfCommand('postgres'), machine: machineBusyMs(), receiver: cpuOf(receiver.proc.pid) };
+      mark = {
+        wall: performance.now(),
+        server: cpuOf(service.proc.pid),
+        postgres: cpuOfCommand('postgres'),
+        machine: machineBusyMs(),
+        receiver: cpuOf(receiver.proc.pid),
+      };
       // Which backend serves whom, to split PostgreSQL's CPU between the service and the producer.
       backends = client
         .query<{ pid: number; application_name: string }>('SELECT pid, application_name FROM pg_stat_activity WHERE datname = current_database()')
-        .then((r) => new Map(r.rows.map((row) => [row.pid, row.application_name])), () => new Map());
-      if (delivery.analyze) {
-        analyzed = backends.then(() => client.query('ANALYZE webhook_deliveries, events, webhook_attempts')).then(
-          () => undefined,
-          (error: Error) => log(`ANALYZE failed: ${error.message}`),
+        .then(
+          (r) => new Map(r.rows.map((row) => [row.pid, row.application_name])),
+          () => new Map(),
         );
+      if (delivery.analyze) {
+        analyzed = backends
+          .then(() => client.query('ANALYZE webhook_deliveries, events, webhook_attempts'))
+          .then(
+            () => undefined,
+            (error: Error) => log(`ANALYZE failed: ${error.message}`),
+          );
       }
     }
     if (m.type === 'result') {
@@ -631,7 +674,9 @@ async function deliveryRound(opts: {
   // Delivered after the producer stopped, with the machine to the service alone: its own pace.
   const backlogAtEnd = first ? Math.max(0, summary.committed - first.unique) : 0;
   const drainRatePerSec =
-    first && backlogAtEnd >= DRAIN_RATE_MIN_BACKLOG && drained > first.at ? Math.round((progress.unique - first.unique) / ((drained - first.at) / 1000)) : null;
+    first && backlogAtEnd >= DRAIN_RATE_MIN_BACKLOG && drained > first.at
+      ? Math.round((progress.unique - first.unique) / ((drained - first.at) / 1000))
+      : null;
   const cpu: DeliveryResult['cpuPct'] = {
     server: null,
     postgres: null,
@@ -657,7 +702,10 @@ async function deliveryRound(opts: {
     const apps = await backends;
     const part = (match: (app: string) => boolean) =>
       m.postgres && postgresEnd
-        ? percentOfCore([...postgresEnd].filter(([pid]) => match(apps.get(pid) ?? '')).reduce((sum, [pid, ms]) => sum + ms - (m.postgres!.get(pid) ?? 0), 0), wall)
+        ? percentOfCore(
+            [...postgresEnd].filter(([pid]) => match(apps.get(pid) ?? '')).reduce((sum, [pid, ms]) => sum + ms - (m.postgres!.get(pid) ?? 0), 0),
+            wall,
+          )
         : null;
     cpu.postgresForProducer = part((app) => app === PRODUCER_APP);
     cpu.postgresForService = part((app) => app === 'recaudo' || app === 'recaudo-listen');
@@ -679,7 +727,8 @@ async function deliveryRound(opts: {
   const { ids, ...producerRest } = summary;
   const final = await ask<{ stats: ReceiverStats }>(receiver, { type: 'final', committed: ids }, 'final', 60_000);
   const stats = final.stats;
-  const spanMs = stats.measured.firstSentAt !== null && stats.measured.lastReceivedAt !== null ? stats.measured.lastReceivedAt - stats.measured.firstSentAt : null;
+  const spanMs =
+    stats.measured.firstSentAt !== null && stats.measured.lastReceivedAt !== null ? stats.measured.lastReceivedAt - stats.measured.firstSentAt : null;
   const deliveriesPerSec = spanMs && spanMs > 0 ? Math.round((stats.measured.received / (spanMs / 1000)) * 10) / 10 : null;
   const database = {
     deliveriesSucceeded: after.succeeded - before.succeeded,
@@ -696,18 +745,29 @@ async function deliveryRound(opts: {
     analyzedByBench: delivery.analyze,
   };
   const flagged =
-    stats.missing > 0 || stats.duplicates > 0 || stats.unknown > 0 || stats.malformed > 0 || summary.failedTransactions > 0 || summary.committedMeasured === 0 || database.attemptsNot2xx > 0;
+    stats.missing > 0 ||
+    stats.duplicates > 0 ||
+    stats.unknown > 0 ||
+    stats.malformed > 0 ||
+    summary.failedTransactions > 0 ||
+    summary.committedMeasured === 0 ||
+    database.attemptsNot2xx > 0;
   if (stats.missing > 0) notes.push(`${stats.missing} committed events not received within ${delivery.drain} s after the producer stopped`);
   if (stats.duplicates > 0) notes.push(`${stats.duplicates} events received more than once`);
   if (stats.unknown > 0 || stats.malformed > 0) notes.push(`${stats.unknown} unknown ids, ${stats.malformed} malformed requests at the receiver`);
   if (summary.failedTransactions > 0) notes.push(`${summary.failedTransactions} producer transactions failed: ${summary.firstError}`);
   if (database.attempts !== database.deliveriesSucceeded) {
-    notes.push(`${database.attempts} attempts recorded for ${database.deliveriesSucceeded} deliveries settled (${database.deliveriesPending} still pending)`);
+    notes.push(
+      `${database.attempts} attempts recorded for ${database.deliveriesSucceeded} deliveries settled (${database.deliveriesPending} still pending)`,
+    );
   }
   if (database.analyzes > 0 && !delivery.analyze) {
-    notes.push(`webhook_deliveries was analyzed during the round${database.analyzedAtS !== null ? ` (${database.analyzedAtS} s after the first measured commit)` : ''}: the claim's plan changes from then on`);
+    notes.push(
+      `webhook_deliveries was analyzed during the round${database.analyzedAtS !== null ? ` (${database.analyzedAtS} s after the first measured commit)` : ''}: the claim's plan changes from then on`,
+    );
   }
-  if (delivery.analyze) notes.push('webhook tables analyzed by the bench at the end of the warm-up (BENCH_DELIVERY_ANALYZE=0: never-analyzed tables)');
+  if (delivery.analyze)
+    notes.push('webhook tables analyzed by the bench at the end of the warm-up (BENCH_DELIVERY_ANALYZE=0: never-analyzed tables)');
   else notes.push('BENCH_DELIVERY_ANALYZE=0: the webhook tables had no statistics unless autovacuum analyzed them');
   if (summary.measuredRate < rate * 0.97) notes.push(`the producer committed only ${fmt(summary.measuredRate)} events/s of the ${fmt(rate)} asked`);
   const goal =
@@ -715,7 +775,10 @@ async function deliveryRound(opts: {
       ? {
           ...DELIVERY_GOAL,
           // 2 % tolerance: asking exactly the goal rate, the window (first commit to last receipt) also holds one latency.
-          met: !flagged && (deliveriesPerSec ?? 0) >= DELIVERY_GOAL.deliveriesPerSec * 0.98 && (stats.measured.latencyMs?.p50 ?? Infinity) < DELIVERY_GOAL.p50Ms,
+          met:
+            !flagged &&
+            (deliveriesPerSec ?? 0) >= DELIVERY_GOAL.deliveriesPerSec * 0.98 &&
+            (stats.measured.latencyMs?.p50 ?? Infinity) < DELIVERY_GOAL.p50Ms,
         }
       : null;
   return {
@@ -758,7 +821,25 @@ function deliveryRow(r: DeliveryResult): TableRow {
 }
 
 function deliveryTable(rows: DeliveryResult[]): string {
-  const head = ['webhook delivery', 'asked/s', 'committed/s', 'committed', 'received', 'missing', 'dup', 'deliveries/s', 'p50', 'p90', 'p99', 'max ms', 'drain s', 'drain/s', 'txn ms p50/p99', 'CPU pg for srv/prod %', 'goal'];
+  const head = [
+    'webhook delivery',
+    'asked/s',
+    'committed/s',
+    'committed',
+    'received',
+    'missing',
+    'dup',
+    'deliveries/s',
+    'p50',
+    'p90',
+    'p99',
+    'max ms',
+    'drain s',
+    'drain/s',
+    'txn ms p50/p99',
+    'CPU pg for srv/prod %',
+    'goal',
+  ];
   const body = rows.map((r) => [
     r.name,
     fmt(r.targetRate),
@@ -779,14 +860,20 @@ function deliveryTable(rows: DeliveryResult[]): string {
     r.goal ? (r.goal.met ? 'met' : 'NOT met') : '-',
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((row) => row[i].length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i])))
+      .join('  ')
+      .trimEnd();
   return [line(head), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n');
 }
 
 async function main(): Promise<number> {
   const startedAt = new Date();
   const machine = machineInfo();
-  log(`settings: ${settings.duration} s per scenario (+${settings.warmup} s warm-up), ${settings.connections} connections; ${machine.cpus} CPUs, node ${machine.node}`);
+  log(
+    `settings: ${settings.duration} s per scenario (+${settings.warmup} s warm-up), ${settings.connections} connections; ${machine.cpus} CPUs, node ${machine.node}`,
+  );
 
   // 1. A fresh database.
   const benchUrl = databaseUrl(adminUrl, BENCH_DB);
@@ -850,7 +937,15 @@ async function main(): Promise<number> {
     'POST',
     '/v1/cards',
     { ...jsonAuth, 'x-idempotency': `bench-card-${Date.now()}` },
-    JSON.stringify({ card_number: '4242424242424242', expiration_month: 12, expiration_year: new Date().getUTCFullYear() + 3, cvv: '123', holder_name: 'Ana Bench', customer_id: customerId, authorization: true }),
+    JSON.stringify({
+      card_number: '4242424242424242',
+      expiration_month: 12,
+      expiration_year: new Date().getUTCFullYear() + 3,
+      cvv: '123',
+      holder_name: 'Ana Bench',
+      customer_id: customerId,
+      authorization: true,
+    }),
   );
   expectOk('save a test card', card);
   const CHARGE_BODY = JSON.stringify({ amount: 150000, title: 'Cuota bench', customer_id: customerId, card_id: card.json.id });
@@ -862,12 +957,47 @@ async function main(): Promise<number> {
 
   const allScenarios: Scenario[] = [
     { key: 'baseline_get', name: 'baseline GET /baseline', target: 'baseline', method: 'GET', path: '/baseline', auth: false },
-    { key: 'baseline_post', name: 'baseline POST /baseline', target: 'baseline', method: 'POST', path: '/baseline', auth: false, body: CUSTOMER_BODY },
-    { key: 'customers_create', name: 'POST /v1/customers (new key each)', target: 'service', method: 'POST', path: '/v1/customers', auth: true, body: CUSTOMER_BODY, idempotency: 'unique' },
-    { key: 'customers_create_replay', name: 'POST /v1/customers (replayed key)', target: 'service', method: 'POST', path: '/v1/customers', auth: true, body: CUSTOMER_BODY, idempotency: 'replay' },
+    {
+      key: 'baseline_post',
+      name: 'baseline POST /baseline',
+      target: 'baseline',
+      method: 'POST',
+      path: '/baseline',
+      auth: false,
+      body: CUSTOMER_BODY,
+    },
+    {
+      key: 'customers_create',
+      name: 'POST /v1/customers (new key each)',
+      target: 'service',
+      method: 'POST',
+      path: '/v1/customers',
+      auth: true,
+      body: CUSTOMER_BODY,
+      idempotency: 'unique',
+    },
+    {
+      key: 'customers_create_replay',
+      name: 'POST /v1/customers (replayed key)',
+      target: 'service',
+      method: 'POST',
+      path: '/v1/customers',
+      auth: true,
+      body: CUSTOMER_BODY,
+      idempotency: 'replay',
+    },
     { key: 'customers_get', name: 'GET /v1/customers/{id}', target: 'service', method: 'GET', path: `/v1/customers/${customerId}`, auth: true },
     { key: 'customers_list', name: 'GET /v1/customers?per_page=20', target: 'service', method: 'GET', path: '/v1/customers?per_page=20', auth: true },
-    { key: 'charges_card', name: 'POST /v1/charges (card, test key)', target: 'service', method: 'POST', path: '/v1/charges', auth: true, body: CHARGE_BODY, idempotency: 'unique' },
+    {
+      key: 'charges_card',
+      name: 'POST /v1/charges (card, test key)',
+      target: 'service',
+      method: 'POST',
+      path: '/v1/charges',
+      auth: true,
+      body: CHARGE_BODY,
+      idempotency: 'unique',
+    },
   ];
 
   const scenarios = selected ? allScenarios.filter((s) => selected.includes(s.key)) : allScenarios;
@@ -899,7 +1029,9 @@ async function main(): Promise<number> {
     const before = s.target === 'service' && s.key.startsWith('customers_') ? await countCustomers() : null;
     if (s.key === 'customers_list') notes.push(`${before} customers in the company while listing`);
 
-    log(`[${i + 1}/${steps}] ${s.name}: ${settings.warmup ? `${settings.warmup} s warm-up + ` : ''}${settings.duration} s, ${settings.connections} connections`);
+    log(
+      `[${i + 1}/${steps}] ${s.name}: ${settings.warmup ? `${settings.warmup} s warm-up + ` : ''}${settings.duration} s, ${settings.connections} connections`,
+    );
     const serverPid = (s.target === 'baseline' ? baseline : service).proc.pid;
     let mark: { wall: number; server: number | null; postgres: Map<number, number> | null; machine: number | null } | null = null;
     const cpu: { server: number | null; postgres: number | null; machine: number | null } = { server: null, postgres: null, machine: null };
@@ -917,18 +1049,21 @@ async function main(): Promise<number> {
         cpu.machine = percentOfCore(machineNow === null || mark.machine === null ? null : machineNow - mark.machine, wall);
       },
     };
-    const summary = await runLoad({
-      name: s.key,
-      origin: s.target === 'baseline' ? baseOrigin : origin,
-      method: s.method,
-      path: s.path,
-      headers,
-      body: s.body,
-      idempotency,
-      connections: settings.connections,
-      duration: settings.duration,
-      warmup: settings.warmup,
-    }, hooks);
+    const summary = await runLoad(
+      {
+        name: s.key,
+        origin: s.target === 'baseline' ? baseOrigin : origin,
+        method: s.method,
+        path: s.path,
+        headers,
+        body: s.body,
+        idempotency,
+        connections: settings.connections,
+        duration: settings.duration,
+        warmup: settings.warmup,
+      },
+      hooks,
+    );
 
     if (before !== null && s.method === 'POST') {
       const after = await countCustomers();
@@ -939,7 +1074,18 @@ async function main(): Promise<number> {
     if (flagged) {
       notes.push(`NOT ALL 2xx: status codes ${JSON.stringify(summary.statusCodes)}, ${summary.errors} errors, ${summary.timeouts} timeouts`);
     }
-    const result: ScenarioResult = { key: s.key, name: s.name, method: s.method, path: s.path, ...summary, ratioVsBaselineGet: null, ratioVsBaselineSameMethod: null, cpuPct: { ...cpu, loadgen: summary.loadgenCpuPct, other: otherCpu(cpu, summary.loadgenCpuPct) }, flagged, notes };
+    const result: ScenarioResult = {
+      key: s.key,
+      name: s.name,
+      method: s.method,
+      path: s.path,
+      ...summary,
+      ratioVsBaselineGet: null,
+      ratioVsBaselineSameMethod: null,
+      cpuPct: { ...cpu, loadgen: summary.loadgenCpuPct, other: otherCpu(cpu, summary.loadgenCpuPct) },
+      flagged,
+      notes,
+    };
     results.push(result);
     log(
       `    ${fmt(summary.rps)} req/s, p50 ${fmt(summary.latencyMs.p50, 1)} ms, p99 ${fmt(summary.latencyMs.p99, 1)} ms, ` +
@@ -1005,7 +1151,16 @@ async function main(): Promise<number> {
     settings: { ...settings, durationUnit: 's', loadGenerator: 'autocannon (separate process)' },
     machine: { ...machine, loadAvgAtEnd: os.loadavg().map((v) => Math.round(v * 100) / 100) },
     postgres: { version: postgresVersion, database: BENCH_DB },
-    service: { command: 'node --import tsx src/main.ts', env: { LOG_LEVEL: 'warn', RATE_LIMIT_TEST: HUGE_LIMIT, RATE_LIMIT_LIVE: HUGE_LIMIT, RUN_WORKERS: process.env.RUN_WORKERS ?? '(default)', DB_POOL_SIZE: process.env.DB_POOL_SIZE ?? '(default)' } },
+    service: {
+      command: 'node --import tsx src/main.ts',
+      env: {
+        LOG_LEVEL: 'warn',
+        RATE_LIMIT_TEST: HUGE_LIMIT,
+        RATE_LIMIT_LIVE: HUGE_LIMIT,
+        RUN_WORKERS: process.env.RUN_WORKERS ?? '(default)',
+        DB_POOL_SIZE: process.env.DB_POOL_SIZE ?? '(default)',
+      },
+    },
     cpu: 'cpuPct: percent of one core during the measured seconds; server = the process under test, postgres = all postgres processes, loadgen = autocannon process, machine = all busy CPU of the machine, other = machine minus the three',
     ratios: {
       ratioVsBaselineGet: 'scenario req/s divided by baseline GET req/s',
@@ -1015,8 +1170,8 @@ async function main(): Promise<number> {
     webhookDelivery: runDelivery
       ? {
           description:
-            'A producer process commits events (emitEvent, one transaction per batch) into the bench database at targetRate/s; the service\'s dispatcher POSTs them to a receiver process. ' +
-            'deliveriesPerSec = measured events received / (last receipt - first measured sent_at); latencyMs = receipt Date.now() - data.sent_at (taken before the event\'s insert, so it includes the rest of its transaction and the commit). ' +
+            "A producer process commits events (emitEvent, one transaction per batch) into the bench database at targetRate/s; the service's dispatcher POSTs them to a receiver process. " +
+            "deliveriesPerSec = measured events received / (last receipt - first measured sent_at); latencyMs = receipt Date.now() - data.sent_at (taken before the event's insert, so it includes the rest of its transaction and the commit). " +
             'cpuPct.loadgen = producer + receiver; the CPU window runs from the end of the warm-up until the last event was received.',
           eventType: delivery.eventType,
           webhookId,
@@ -1039,8 +1194,12 @@ async function main(): Promise<number> {
 
   const out: string[] = [];
   out.push('');
-  out.push(`Recaudo benchmark  ${startedAt.toISOString()}  node ${machine.node}, ${machine.cpus} x ${machine.cpuModel}, PostgreSQL ${postgresVersion}`);
-  out.push(`${settings.duration} s per scenario after ${settings.warmup} s warm-up, ${settings.connections} connections, pipelining 1; load generator, service and baseline share the machine`);
+  out.push(
+    `Recaudo benchmark  ${startedAt.toISOString()}  node ${machine.node}, ${machine.cpus} x ${machine.cpuModel}, PostgreSQL ${postgresVersion}`,
+  );
+  out.push(
+    `${settings.duration} s per scenario after ${settings.warmup} s warm-up, ${settings.connections} connections, pipelining 1; load generator, service and baseline share the machine`,
+  );
   out.push('');
   out.push(table([...results.map(httpRow), ...deliveries.map(deliveryRow)]));
   out.push('');
@@ -1052,12 +1211,18 @@ async function main(): Promise<number> {
   out.push('Latencies have 1 ms resolution (autocannon).  CPU: percent of one core during the measurement for the server under test');
   out.push('(service or baseline), all postgres processes, the load generator, and other busy CPU on the machine (anything else running).');
   if (deliveries.length) {
-    out.push(`Webhook delivery rows: req/s = deliveries/s (received / first commit to last receipt), latency = receipt - data.sent_at (commit->receipt),`);
+    out.push(
+      `Webhook delivery rows: req/s = deliveries/s (received / first commit to last receipt), latency = receipt - data.sent_at (commit->receipt),`,
+    );
     out.push(`non-2xx = attempts recorded with another outcome, errors = missing + duplicate deliveries; load CPU = producer + receiver;`);
     out.push(`CPU pg for srv/prod: the postgres CPU of the service's backends and of the producer's (the rest is autovacuum, WAL writer...).`);
     out.push(`txn ms: the producer's transactions (BEGIN..COMMIT); the latency includes the rest of its event's transaction.`);
-    out.push(`drain s: from the producer's end to the last receipt; drain/s: deliveries/s of that tail with the producer gone (backlog >= ${DRAIN_RATE_MIN_BACKLOG}).`);
-    out.push(`Goal: >= ${DELIVERY_GOAL.deliveriesPerSec} deliveries/s (2 % tolerance) with p50 < ${DELIVERY_GOAL.p50Ms} ms, judged on rounds asking >= ${DELIVERY_GOAL.deliveriesPerSec}/s.`);
+    out.push(
+      `drain s: from the producer's end to the last receipt; drain/s: deliveries/s of that tail with the producer gone (backlog >= ${DRAIN_RATE_MIN_BACKLOG}).`,
+    );
+    out.push(
+      `Goal: >= ${DELIVERY_GOAL.deliveriesPerSec} deliveries/s (2 % tolerance) with p50 < ${DELIVERY_GOAL.p50Ms} ms, judged on rounds asking >= ${DELIVERY_GOAL.deliveriesPerSec}/s.`,
+    );
   }
   for (const r of [...results, ...deliveries]) for (const n of r.notes) out.push(`- ${r.name}: ${n}`);
   out.push(`results written to ${path.relative(process.cwd(), path.join(outDir, 'latest.json')) || 'bench/results/latest.json'}`);
@@ -1076,7 +1241,7 @@ let exitCode = 1;
 try {
   exitCode = await main();
 } catch (error) {
-  if (!aborted) log(`failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+  if (!aborted) log(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
 } finally {
   if (!aborted) {
     await cleanup();

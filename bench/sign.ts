@@ -6,14 +6,14 @@
 // and of verify.ts: per wall-clock second and per CPU second of this process (the two agree when
 // the core is ours alone; on a shared machine the CPU-second figure is the one-core rate).
 import { performance } from 'node:perf_hooks';
-import { buildDianDocument, issueInstant } from '../src/modules/invoices/dian/builder.ts';
-import { loadSigningKey } from '../src/modules/invoices/dian/certificate.ts';
-import { documentIdentityCode, softwareSecurityCode } from '../src/modules/invoices/dian/cufe.ts';
-import { qrText } from '../src/modules/invoices/dian/qr.ts';
-import { makeInvoice, rng, testCertificate, testIssuer, TEST_RESOLUTION } from '../src/modules/invoices/dian/testing.ts';
-import { buildUnsignedUbl } from '../src/modules/invoices/dian/ubl.ts';
-import { verifyDianDocument } from '../src/modules/invoices/dian/verify.ts';
-import { signUblDocument } from '../src/modules/invoices/dian/xades.ts';
+import { buildDianDocument, issueInstant } from '../src/documents/dian/builder.ts';
+import { loadSigningKey } from '../src/documents/dian/certificate.ts';
+import { documentIdentityCode, softwareSecurityCode } from '../src/documents/dian/cufe.ts';
+import { qrText } from '../src/documents/dian/qr.ts';
+import { makeInvoice, rng, testCertificate, testIssuer, TEST_RESOLUTION } from '../test/support/dian.ts';
+import { buildUnsignedUbl } from '../src/documents/dian/ubl.ts';
+import { verifyDianDocument } from '../src/documents/dian/verify.ts';
+import { signUblDocument } from '../src/documents/dian/xades.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 3);
 const issuer = testIssuer(testCertificate());
@@ -37,12 +37,25 @@ for (const lines of [1, 5, 20]) {
   const docs = Array.from({ length: 50 }, (_, i) => makeInvoice(i + 1, random, issuer, { lines }));
   const unsigned = docs.map((d) => {
     const cufe = documentIdentityCode(d);
-    return buildUnsignedUbl(d, { identityCode: cufe, qrText: qrText(d, cufe), softwareSecurityCode: softwareSecurityCode(issuer.softwareId, issuer.softwarePin, d.number) });
+    return buildUnsignedUbl(d, {
+      identityCode: cufe,
+      qrText: qrText(d, cufe),
+      softwareSecurityCode: softwareSecurityCode(issuer.softwareId, issuer.softwarePin, d.number),
+    });
   });
   const signed = docs.map((d) => buildDianDocument(d).xml);
   results.push(measure(`build+sign, ${lines} line(s)`, (i) => buildDianDocument(docs[i % docs.length])));
-  results.push(measure(`sign only, ${lines} line(s)`, (i) => signUblDocument(unsigned[i % docs.length], { key, signingTime: issueInstant(docs[i % docs.length]) })));
-  results.push(measure(`verify.ts, ${lines} line(s)`, (i) => verifyDianDocument(signed[i % docs.length], { key: TEST_RESOLUTION.technicalKey, environment: 'test' })));
+  results.push(
+    measure(`sign only, ${lines} line(s)`, (i) =>
+      signUblDocument(unsigned[i % docs.length], { key, signingTime: issueInstant(docs[i % docs.length]) }),
+    ),
+  );
+  results.push(
+    measure(`verify.ts, ${lines} line(s)`, (i) =>
+      verifyDianDocument(signed[i % docs.length], { key: TEST_RESOLUTION.technicalKey, environment: 'test' }),
+    ),
+  );
 }
 console.log(`${'shape'.padEnd(28)} ${'docs/s'.padStart(7)} ${'docs/CPU-s'.padStart(11)}  process CPU`);
-for (const r of results) console.log(`${r.label.padEnd(28)} ${String(r.perSecond).padStart(7)} ${String(r.perCpuSecond).padStart(11)}  ${r.cpuPercent} % of one core`);
+for (const r of results)
+  console.log(`${r.label.padEnd(28)} ${String(r.perSecond).padStart(7)} ${String(r.perCpuSecond).padStart(11)}  ${r.cpuPercent} % of one core`);

@@ -5,7 +5,9 @@ import { verifyWebhook, WebhookVerificationError } from './index.mjs';
 
 const secret = 'wh_tok_abc';
 const token = 'wh_hdr_xyz';
-const raw = Buffer.from(JSON.stringify({ id: 'evt_1', event: 'charge.paid', created_at: '2026-01-01T00:00:00.000Z', is_test: true, data: { amount: 1000 } }));
+const raw = Buffer.from(
+  JSON.stringify({ id: 'evt_1', event: 'charge.paid', created_at: '2026-01-01T00:00:00.000Z', is_test: true, data: { amount: 1000 } }),
+);
 const headers = { 'x-webhook-token': token, 'x-webhook-event': 'charge.paid', signature: createHmac('sha256', secret).update(raw).digest('hex') };
 
 test('accepts a genuine delivery and returns the event', () => {

@@ -14,7 +14,7 @@ export function renderErrorsDoc(): string {
     'messages. A 500 (`internal_error`, 10500) only ever means a bug; it is logged with the request id,',
     'and the body never carries a stack trace.',
     '',
-    'Codes 10005–10011, 10900 and 10500 are Recaudo\'s own, for situations SPEC.md leaves open (malformed',
+    "Codes 10005–10011, 10900 and 10500 are Recaudo's own, for situations SPEC.md leaves open (malformed",
     'JSON, wrong content type, bodies over 1 MB, unknown routes, shutting down, a balance too low for',
     'a refund or cash-out (docs/ledger.md), bodies nested too deep (docs/platform.md), a live key whose',
     'rail has no connector (`rail_not_configured`, with `rail` in the body: docs/rails.md), bugs).',

@@ -28,8 +28,13 @@ for (const [name, file] of Object.entries(lists)) {
 
 // Tax rates DIAN allows per tax (percent with 2 decimals → basis points), for invoice lines and prices.
 const rates = {};
-for (const [tax, file] of [['iva', 'TarifaImpuestoIVA-2.1.gc'], ['inc', 'TarifaImpuestoINC-2.1.gc']]) {
-  rates[tax] = rows(file).map((r) => Math.round(Number(r.code) * 100)).sort((a, b) => a - b);
+for (const [tax, file] of [
+  ['iva', 'TarifaImpuestoIVA-2.1.gc'],
+  ['inc', 'TarifaImpuestoINC-2.1.gc'],
+]) {
+  rates[tax] = rows(file)
+    .map((r) => Math.round(Number(r.code) * 100))
+    .sort((a, b) => a - b);
 }
 fs.writeFileSync(path.join(out, 'tax-rates.json'), JSON.stringify(rates) + '\n');
 console.log(`tax-rates.json: ${JSON.stringify(rates)}`);

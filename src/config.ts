@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import path from 'node:path';
 
@@ -40,6 +40,22 @@ export interface Config {
   sandboxStampDelayMs: number;
   /** Charges: the reconciler looks at a charge or refund whose request did not save its outcome after this long. */
   chargeReconcileDelayMs: number;
+  /** The deadline of one call to an outside system (src/platform/outside-call.ts). */
+  railCallTimeoutMs: number;
+  /** Connectors (docs/connectors.md): a provider transaction still PENDING is polled this long after its last answer. */
+  connectorPollAfterMs: number;
+  /** Connectors: how long a process keeps a company's connector settings before reading them again. */
+  connectorSettingsTtlMs: number;
+  /**
+   * Encrypts connector secrets at rest (AES-256-GCM; docs/connectors.md "Secrets"). SECRETS_KEY:
+   * 32 bytes as 64 hex characters or base64. Unset: a fixed development key, except with
+   * NODE_ENV=production, where connectors cannot be configured until it is set (null).
+   */
+  secretsKey: Buffer | null;
+  /** SECRETS_KEY_PREVIOUS: the key before a rotation, still accepted for reading. */
+  secretsKeyPrevious: Buffer | null;
+  /** Wompi's base URLs (WOMPI_SANDBOX_URL, WOMPI_PRODUCTION_URL): the documented ones unless an operator points them at a proxy or a fake. */
+  wompiUrls: { sandbox: string; production: string };
   /**
    * Keys the card fingerprints and the idempotency fingerprints of requests that carry card data
    * (docs/charges.md); the same in every process. Random per start when CARD_DATA_SECRET is unset.
@@ -128,6 +144,17 @@ function railsConfig(env: NodeJS.ProcessEnv) {
   };
 }
 
+/** The development key (never for production: anyone can read this line). */
+const DEVELOPMENT_SECRETS_KEY = createHash('sha256').update('recaudo development secrets key').digest();
+
+function secretsKey(raw: string | undefined, name: string): Buffer | null {
+  const text = (raw ?? '').trim();
+  if (!text) return null;
+  const key = /^[0-9a-f]{64}$/i.test(text) ? Buffer.from(text, 'hex') : Buffer.from(text, 'base64');
+  if (key.length !== 32) throw new Error(`${name} must be 32 bytes: 64 hex characters or base64`);
+  return key;
+}
+
 function cardDataSecret(env: NodeJS.ProcessEnv): string {
   const raw = env.CARD_DATA_SECRET;
   if (raw === undefined || raw === '') return randomBytes(32).toString('hex');
@@ -185,6 +212,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sandboxChargeDelayMs: int(env, 'SANDBOX_CHARGE_DELAY_MS', 3_000, 0),
     sandboxStampDelayMs: int(env, 'SANDBOX_STAMP_DELAY_MS', 1_000, 0),
     chargeReconcileDelayMs: int(env, 'CHARGE_RECONCILE_DELAY_MS', 30_000, 0),
+    railCallTimeoutMs: int(env, 'RAIL_CALL_TIMEOUT_MS', 20_000, 100),
+    connectorPollAfterMs: int(env, 'CONNECTOR_POLL_AFTER_MS', 60_000, 0),
+    connectorSettingsTtlMs: int(env, 'CONNECTOR_SETTINGS_TTL_MS', 5_000, 0),
+    secretsKey: secretsKey(env.SECRETS_KEY, 'SECRETS_KEY') ?? (env.NODE_ENV === 'production' ? null : DEVELOPMENT_SECRETS_KEY),
+    secretsKeyPrevious: secretsKey(env.SECRETS_KEY_PREVIOUS, 'SECRETS_KEY_PREVIOUS'),
+    wompiUrls: {
+      sandbox: env.WOMPI_SANDBOX_URL || 'https://sandbox.wompi.co/v1',
+      production: env.WOMPI_PRODUCTION_URL || 'https://production.wompi.co/v1',
+    },
     cardDataSecret: cardDataSecret(env),
     webhookRetryScheduleMs: durationList(env, 'WEBHOOK_RETRY_SCHEDULE', DEFAULT_RETRY_SCHEDULE),
     webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 30_000, 1),

@@ -68,6 +68,12 @@ async function main(): Promise<void> {
       // server.close() waits for every open connection: keep-alive sockets that go idle after their
       // last answer are closed as they appear, and at 80% of the budget whatever is left is cut, so
       // a client holding a connection open never holds the shutdown.
+      // First a short last call: a request a client already put on an idle keep-alive connection
+      // as the signal came is still answered (with Connection: close) rather than reset unread.
+      app.server.prependListener('request', (_req, res) => {
+        res.shouldKeepAlive = false;
+      });
+      await new Promise((resolve) => setTimeout(resolve, Math.min(250, Math.floor(config.shutdownTimeoutMs * 0.05))));
       const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
       const cut = setTimeout(() => app.server.closeAllConnections(), Math.floor(config.shutdownTimeoutMs * 0.8));
       try {
@@ -92,7 +98,10 @@ async function main(): Promise<void> {
       // restart it; an API process keeps serving (its requests answer 503 meanwhile).
       maxOutageMs: mode === 'worker' ? config.workerMaxOutageMs : 0,
       onFatal: ({ down_ms, error }) => {
-        logger.fatal({ down_ms, err: error, limit_ms: config.workerMaxOutageMs }, 'worker cannot reach the database (WORKER_MAX_OUTAGE_MS); exiting 1');
+        logger.fatal(
+          { down_ms, err: error, limit_ms: config.workerMaxOutageMs },
+          'worker cannot reach the database (WORKER_MAX_OUTAGE_MS); exiting 1',
+        );
         void shutdown('fatal', 1);
       },
     });

@@ -7,6 +7,11 @@ import { acquireLock, type LockInfo } from './platform/db/data-dir-lock.ts';
 import { JobQueue } from './platform/jobs/queue.ts';
 import { MetricsRegistry } from './platform/metrics.ts';
 import { createRails } from './rails/index.ts';
+import { TransitionListeners } from './platform/transitions.ts';
+import { DianDocumentBuilder } from './documents/dian/builder.ts';
+import { renderFiscalPdf } from './documents/dian/pdf.ts';
+import { dianConfigFromProfile } from './modules/fiscal/dian-config.ts';
+import { readConnectorSettings } from './modules/connectors/settings.ts';
 import type { AppDeps } from './platform/context.ts';
 import { seedCatalogues, registerJobHandlers } from './modules/index.ts';
 
@@ -88,9 +93,30 @@ export async function createRuntime(
   }
   const clock = opts.clock ?? systemClock;
   const metrics = new MetricsRegistry();
-  const jobs = new JobQueue(database, clock, logger, { pollMs: config.jobsPollMs, leaseMs: config.jobsLeaseMs, concurrency: config.jobsConcurrency, metrics });
-  const rails = createRails(config, logger, { clock });
-  const deps: AppDeps = { config, database, clock, logger, jobs, metrics, rails };
+  // outcome "unavailable" is an unknown outcome (timeout, 5xx): its reconciler settles it.
+  const connectorCalls = metrics.counter('recaudo_connector_calls_total', 'Calls to payment providers by connector, operation and outcome');
+  const connectorLatency = metrics.histogram(
+    'recaudo_connector_call_seconds',
+    'Latency of calls to payment providers',
+    [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20],
+  );
+  const jobs = new JobQueue(database, clock, logger, {
+    pollMs: config.jobsPollMs,
+    leaseMs: config.jobsLeaseMs,
+    concurrency: config.jobsConcurrency,
+    metrics,
+  });
+  const rails = createRails(config, logger, {
+    clock,
+    dianConfig: (companyId, environment) => dianConfigFromProfile(database.db, companyId, environment),
+    connectorSettings: (scope) => readConnectorSettings({ config }, scope.db ?? database.db, scope),
+    observeConnector: (connector, call) => {
+      connectorCalls.inc({ connector, operation: call.operation, outcome: call.outcome });
+      connectorLatency.observe(call.ms / 1000, { connector, operation: call.operation });
+    },
+  });
+  const documents = new DianDocumentBuilder({ renderPdf: renderFiscalPdf });
+  const deps: AppDeps = { config, database, clock, logger, jobs, metrics, rails, documents, transitions: new TransitionListeners() };
   registerJobHandlers(deps);
   return {
     deps,

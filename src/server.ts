@@ -7,6 +7,7 @@ import { modules, pages } from './modules/index.ts';
 import { createCompany, rotateKey, OperatorInputError } from './modules/companies/service.ts';
 import type { KeyResolver } from './platform/auth/api-keys.ts';
 import { setFiscalProfile, showFiscalProfile } from './modules/fiscal/operator.ts';
+import { setConnector, showConnector } from './modules/connectors/operator.ts';
 import { importRanges } from './modules/fiscal/import-ranges.ts';
 import { JobOperatorError, listJobs, retryJob } from './platform/jobs/operator.ts';
 
@@ -46,7 +47,14 @@ export function startControlSocket(runtime: Runtime, socketPath: string, keys: K
       }
       if (req.method === 'POST' && req.url === '/fiscal-profile/show') return send(200, await showFiscalProfile(db, input));
       if (req.method === 'POST' && req.url === '/fiscal-profile/set') return send(200, await setFiscalProfile(db, input, now));
-      if (req.method === 'POST' && req.url === '/fiscal/import-ranges') return send(200, await importRanges(db, input, { clock: runtime.deps.clock }));
+      if (req.method === 'POST' && req.url === '/fiscal/import-ranges')
+        return send(200, await importRanges(db, input, { clock: runtime.deps.clock }));
+      if (req.method === 'POST' && req.url === '/connectors/show') return send(200, await showConnector(runtime.deps, db, input));
+      if (req.method === 'POST' && req.url === '/connectors/set') {
+        const out = await setConnector(runtime.deps, db, input, now);
+        runtime.deps.rails.forgetConnectors({ companyId: out.company.id, environment: out.environment });
+        return send(200, out);
+      }
       if (req.method === 'POST' && req.url === '/jobs/list') return send(200, await listJobs(db, input, now));
       if (req.method === 'POST' && req.url === '/jobs/retry') {
         const out = await retryJob(db, input, now);

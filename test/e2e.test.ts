@@ -7,10 +7,12 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { ENGINE } from './harness.ts';
+import { freePort } from './fault-harness.ts';
 
 /** The operator's path, over real HTTP against the real start command and the real CLI. */
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'recaudo-e2e-'));
-const port = 34000 + (process.pid % 1000);
+// Ports from the OS: fixed ranges collided with other suites' servers running in parallel.
+const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
 const env: NodeJS.ProcessEnv = {
   ...process.env,
@@ -99,8 +101,12 @@ describe('start command, CLI and shutdown', () => {
     assert.match(unknown.stderr, /does not exist/);
   });
 
-  test('a second server on the same embedded data directory refuses to start', { skip: ENGINE !== 'pglite' && 'embedded only' }, () => {
-    const res = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: { ...env, PORT: String(port + 1) }, encoding: 'utf8', timeout: 30_000 });
+  test('a second server on the same embedded data directory refuses to start', { skip: ENGINE !== 'pglite' && 'embedded only' }, async () => {
+    const res = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: { ...env, PORT: String(await freePort()) },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     assert.notEqual(res.status, 0);
     assert.match(res.stdout + res.stderr, /in use by another Recaudo server/);
   });
@@ -111,7 +117,19 @@ describe('start command, CLI and shutdown', () => {
     const request = (body: string, partial: boolean) =>
       new Promise<{ status: number; text: string }>((resolve, reject) => {
         const req = http.request(
-          { host: '127.0.0.1', port, path: '/v1/customers', method: 'POST', agent, headers: { authorization: `Bearer ${out.keys.test}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-idempotency': `${Math.random()}` } },
+          {
+            host: '127.0.0.1',
+            port,
+            path: '/v1/customers',
+            method: 'POST',
+            agent,
+            headers: {
+              authorization: `Bearer ${out.keys.test}`,
+              'content-type': 'application/json',
+              'content-length': Buffer.byteLength(body),
+              'x-idempotency': `${Math.random()}`,
+            },
+          },
           (res) => {
             let text = '';
             res.on('data', (c) => (text += c));

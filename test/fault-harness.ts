@@ -112,7 +112,9 @@ export async function createFaultDatabase(): Promise<FaultDatabase> {
       };
     },
     async lockWaiters() {
-      const rows = await (await insideClient()).query<{ n: string }>(`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'`, [name]);
+      const rows = await (
+        await insideClient()
+      ).query<{ n: string }>(`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'`, [name]);
       return Number(rows.rows[0]?.n ?? 0);
     },
     async drop() {
@@ -308,7 +310,9 @@ export class Cluster {
     const onExit = (exit: Exit) => this.exits.push(exit);
     for (let i = 0; i < (opts.apis ?? 2); i++) {
       const port = await freePort();
-      this.apis.push(new ServiceProcess(`api${i + 1}`, 'api', { ...this.env, RUN_WORKERS: 'false', PUBLIC_BASE_URL: `http://127.0.0.1:${port}` }, port, onExit));
+      this.apis.push(
+        new ServiceProcess(`api${i + 1}`, 'api', { ...this.env, RUN_WORKERS: 'false', PUBLIC_BASE_URL: `http://127.0.0.1:${port}` }, port, onExit),
+      );
     }
     this.worker = new ServiceProcess('worker', 'worker', this.env, undefined, onExit);
     // The first process migrates the new database alone; then the others start together.
@@ -389,7 +393,13 @@ export async function call(
     return { status: res.status, body, process: target.name, ms: Date.now() - started };
   } catch (error) {
     const e = error as Error & { cause?: { code?: string; message?: string } };
-    return { status: 0, body: undefined, error: e.cause?.code ?? e.cause?.message ?? e.name ?? e.message, process: target.name, ms: Date.now() - started };
+    return {
+      status: 0,
+      body: undefined,
+      error: e.cause?.code ?? e.cause?.message ?? e.name ?? e.message,
+      process: target.name,
+      ms: Date.now() - started,
+    };
   }
 }
 
@@ -501,7 +511,11 @@ export async function retryUnacknowledged(
         const target = targets[(i + rec.key.length) % targets.length];
         attempts += 1;
         // Long enough for a server that waits for an earlier run of the key (up to about a minute).
-        const answer = await call(target, companyKey, 'POST', rec.url, { body: rec.body, idem: rec.key, timeoutMs: Math.max(1_000, Math.min(75_000, opts.deadline - Date.now())) });
+        const answer = await call(target, companyKey, 'POST', rec.url, {
+          body: rec.body,
+          idem: rec.key,
+          timeoutMs: Math.max(1_000, Math.min(75_000, opts.deadline - Date.now())),
+        });
         rec.answers.push(answer);
         slowestMs = Math.max(slowestMs, answer.ms);
         const label = answer.status === 0 ? `none:${answer.error}` : String(answer.status);
@@ -577,7 +591,13 @@ export class FaultReceiver {
         const answer = () => {
           this.inflight -= 1;
           // Recorded when answered 2xx: what the sender can count as delivered.
-          this.deliveries.push({ id, type: String(req.headers['x-webhook-event'] ?? event.event), dataId: event.data?.id, at: Date.now(), validSignature });
+          this.deliveries.push({
+            id,
+            type: String(req.headers['x-webhook-event'] ?? event.event),
+            dataId: event.data?.id,
+            at: Date.now(),
+            validSignature,
+          });
           this.ids.add(id);
           res.writeHead(200, { 'content-type': 'text/plain' });
           res.end('ok');

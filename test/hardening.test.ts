@@ -41,7 +41,15 @@ describe('request body depth', () => {
   test('a body nested deeper than 64 levels is 400 body_too_deep on every kind of POST, never a 500', async () => {
     const co = await h.company();
     const customer = (await co.req({ url: '/v1/customers', body: { first_name: 'Deep' } })).body;
-    for (const url of ['/v1/customers', `/v1/customers/${customer.id}`, '/v1/charges', '/v1/payments', '/v1/webhooks', '/v1/invoices/preview', '/v1/cards']) {
+    for (const url of [
+      '/v1/customers',
+      `/v1/customers/${customer.id}`,
+      '/v1/charges',
+      '/v1/payments',
+      '/v1/webhooks',
+      '/v1/invoices/preview',
+      '/v1/cards',
+    ]) {
       const method = url.startsWith('/v1/customers/') ? 'PUT' : 'POST';
       for (const body of [`{"metadata":${nested(100_000)}}`, nested(50_000), `{"a":${nested(MAX_BODY_DEPTH)}}`]) {
         const res = await co.req({ method, url, body });
@@ -63,9 +71,19 @@ describe('request body depth', () => {
       assert.ok(res.statusCode >= 400 && res.statusCode < 500, `${res.statusCode} ${res.body.slice(0, 200)}`);
       assert.match(res.headers['content-type'] as string, /text\/html/);
     }
-    const big = await h.app.inject({ method: 'POST', url: '/pay/pay_nope/card', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'a='.padEnd(20_000, 'x') });
+    const big = await h.app.inject({
+      method: 'POST',
+      url: '/pay/pay_nope/card',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'a='.padEnd(20_000, 'x'),
+    });
     assert.equal(big.statusCode, 413);
-    const bigJson = await h.app.inject({ method: 'POST', url: '/pay/pay_nope/card', headers: { 'content-type': 'application/json' }, payload: `{"a":"${'x'.repeat(1_100_000)}"}` });
+    const bigJson = await h.app.inject({
+      method: 'POST',
+      url: '/pay/pay_nope/card',
+      headers: { 'content-type': 'application/json' },
+      payload: `{"a":"${'x'.repeat(1_100_000)}"}`,
+    });
     assert.equal(bigJson.statusCode, 413);
     const co = await h.company();
     const bigApi = await co.req({ url: '/v1/customers', body: `{"a":"${'x'.repeat(1_100_000)}"}` });
@@ -90,37 +108,47 @@ describe('the rate limiter while the database is away', () => {
           },
         },
       }) as unknown as Database;
-    for (const error of [Object.assign(new Error('cannot execute INSERT in a read-only transaction'), { code: '25006' }), new Error('something else')]) {
+    for (const error of [
+      Object.assign(new Error('cannot execute INSERT in a read-only transaction'), { code: '25006' }),
+      new Error('something else'),
+    ]) {
       const limiter = new PostgresRateLimiter(failing(error));
-      await assert.rejects(limiter.hit('bucket', 10, 1000, Date.now()), (e: unknown) => e instanceof ApiError && e.def.codeName === 'service_unavailable' && e.status === 503);
+      await assert.rejects(
+        limiter.hit('bucket', 10, 1000, Date.now()),
+        (e: unknown) => e instanceof ApiError && e.def.codeName === 'service_unavailable' && e.status === 503,
+      );
       // And every request waiting on the same reservation.
       const together = await Promise.allSettled([limiter.hit('b2', 10, 1000, Date.now()), limiter.hit('b2', 10, 1000, Date.now())]);
       assert.ok(together.every((r) => r.status === 'rejected' && r.reason instanceof ApiError && r.reason.status === 503));
     }
   });
 
-  test('an API request whose counters cannot be written answers 503 10009 with Retry-After', { skip: ENGINE !== 'postgres' && 'the embedded engine counts in memory' }, async () => {
-    const h = await createHarness();
-    const readOnly = readOnlyKysely();
-    try {
-      const co = await h.company();
-      const database = h.runtime.deps.database as { db: Kysely<DB> };
-      const healthy = database.db;
-      // The key resolver keeps its own handle on the healthy database; the limiter reads deps.
-      database.db = readOnly;
+  test(
+    'an API request whose counters cannot be written answers 503 10009 with Retry-After',
+    { skip: ENGINE !== 'postgres' && 'the embedded engine counts in memory' },
+    async () => {
+      const h = await createHarness();
+      const readOnly = readOnlyKysely();
       try {
-        const res = await co.req({ url: '/v1/customers' });
-        expectError(res, 503, 'service_unavailable', 10009);
-        assert.ok(res.headers['retry-after'], 'Retry-After is set');
+        const co = await h.company();
+        const database = h.runtime.deps.database as { db: Kysely<DB> };
+        const healthy = database.db;
+        // The key resolver keeps its own handle on the healthy database; the limiter reads deps.
+        database.db = readOnly;
+        try {
+          const res = await co.req({ url: '/v1/customers' });
+          expectError(res, 503, 'service_unavailable', 10009);
+          assert.ok(res.headers['retry-after'], 'Retry-After is set');
+        } finally {
+          database.db = healthy;
+        }
+        assert.equal((await co.req({ url: '/v1/customers' })).status, 200, 'serves again once the database is back');
       } finally {
-        database.db = healthy;
+        await readOnly.destroy();
+        await h.close();
       }
-      assert.equal((await co.req({ url: '/v1/customers' })).status, 200, 'serves again once the database is back');
-    } finally {
-      await readOnly.destroy();
-      await h.close();
-    }
-  });
+    },
+  );
 
   test('a key lookup that fails is 503, not 500 and not 404', async () => {
     const h = await createHarness();
@@ -174,7 +202,12 @@ describe('key rotation', () => {
       rotateKey(h.runtime.deps.database.db, co.company.id, 'test', new Date(), 'publishable'),
       rotateKey(h.runtime.deps.database.db, co.company.id, 'test', new Date(), 'publishable'),
     ]);
-    for (const [env, kind] of [['test', 'secret'], ['live', 'secret'], ['test', 'publishable'], ['live', 'publishable']] as const) {
+    for (const [env, kind] of [
+      ['test', 'secret'],
+      ['live', 'secret'],
+      ['test', 'publishable'],
+      ['live', 'publishable'],
+    ] as const) {
       assert.equal((await activeKeys(co.company.id, env, kind)).length, 1, `${env} ${kind}`);
     }
   });
@@ -197,7 +230,15 @@ describe('GET /metrics token', () => {
   test('only the right token reads the metrics', async () => {
     const h = await createHarness({ METRICS_TOKEN: 'scrape-me' });
     try {
-      for (const authorization of [undefined, 'Bearer scrape-m', 'Bearer scrape-me2', 'Bearer ', 'scrape-me', 'Bearer ' + 'x'.repeat(5000), 'Bearer sçrape-me']) {
+      for (const authorization of [
+        undefined,
+        'Bearer scrape-m',
+        'Bearer scrape-me2',
+        'Bearer ',
+        'scrape-me',
+        'Bearer ' + 'x'.repeat(5000),
+        'Bearer sçrape-me',
+      ]) {
         const res = await h.app.inject({ method: 'GET', url: '/metrics', headers: authorization === undefined ? {} : { authorization } });
         assert.equal(res.statusCode, 401, `${authorization?.slice(0, 30)}: ${res.statusCode}`);
       }
@@ -236,7 +277,13 @@ describe('payer pages rate limit', () => {
       }
       assert.deepEqual(statuses, [404, 200, 404, 200, 404, 429, 429]);
       // POSTs count too.
-      const post = await h.app.inject({ method: 'POST', url: '/pay/pay_doesnotexist/card', remoteAddress: ip, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'token=x' });
+      const post = await h.app.inject({
+        method: 'POST',
+        url: '/pay/pay_doesnotexist/card',
+        remoteAddress: ip,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: 'token=x',
+      });
       assert.equal(post.statusCode, 429);
       // X-Forwarded-For is not believed without TRUST_PROXY: it cannot dodge the limit.
       const spoofed = await h.app.inject({ method: 'GET', url: '/portal', remoteAddress: ip, headers: { 'x-forwarded-for': '192.0.2.1' } });
@@ -256,7 +303,8 @@ describe('payer pages rate limit', () => {
     try {
       const group = Math.floor(Math.random() * 65535).toString(16);
       const client = `2001:db8:${group}::7`;
-      const hit = (forwarded: string) => h.app.inject({ method: 'GET', url: '/portal', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': forwarded } });
+      const hit = (forwarded: string) =>
+        h.app.inject({ method: 'GET', url: '/portal', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': forwarded } });
       assert.equal((await hit(client)).statusCode, 200);
       assert.equal((await hit(client.replace('::7', '::8'))).statusCode, 200, 'the same /64');
       assert.equal((await hit(`2001:0DB8:${group.padStart(4, '0')}:0000:1:2:3:4`)).statusCode, 429, 'the same /64, written otherwise');
@@ -307,7 +355,10 @@ describe('request timeout (slow bodies)', () => {
             resolve({ ms: Date.now() - started, head: data.split('\r\n')[0] });
           });
         });
-      const api = await trickle('/v1/customers', `Authorization: Bearer ${co.keys.test}\r\nX-Idempotency: slow-1\r\nContent-Type: application/json\r\n`);
+      const api = await trickle(
+        '/v1/customers',
+        `Authorization: Bearer ${co.keys.test}\r\nX-Idempotency: slow-1\r\nContent-Type: application/json\r\n`,
+      );
       assert.equal(api.head, 'HTTP/1.1 408 Request Timeout');
       assert.ok(api.ms < 3_000, `cut off after ${api.ms} ms`);
       const page = await trickle('/pay/pay_x/card', 'Content-Type: application/x-www-form-urlencoded\r\n');

@@ -2,6 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { freePort } from './fault-harness.ts';
 import { createHarness, ENGINE, expectError, type Company, type Harness } from './harness.ts';
 
 const body = { first_name: 'Idem', last_name: 'Potent', email: 'idem@example.com' };
@@ -111,11 +112,21 @@ describe('idempotency', () => {
 
 function startServer(port: number, databaseUrl: string): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', RATE_LIMIT_TEST: '100000', RUN_WORKERS: 'false' },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_URL: databaseUrl,
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_TEST: '100000',
+      RUN_WORKERS: 'false',
+    },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
   return new Promise((resolve, reject) => {
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + 60_000;
     const poll = async () => {
       try {
         const res = await fetch(`http://127.0.0.1:${port}/health`);
@@ -123,7 +134,7 @@ function startServer(port: number, databaseUrl: string): Promise<ChildProcess> {
       } catch {
         /* not up yet */
       }
-      if (child.exitCode !== null || Date.now() > deadline) return reject(new Error(`server on ${port} did not start`));
+      if (child.exitCode !== null || Date.now() > deadline) return reject(new Error(`server on ${port} did not start: ${stderr}`));
       setTimeout(poll, 100);
     };
     void poll();
@@ -136,7 +147,7 @@ describe('idempotency across two API processes on one PostgreSQL', { skip: ENGIN
     const children: ChildProcess[] = [];
     try {
       const co = await h.company();
-      const ports = [33000 + (process.pid % 1000) * 2, 33001 + (process.pid % 1000) * 2];
+      const ports = [await freePort(), await freePort()];
       for (const port of ports) children.push(await startServer(port, h.config.databaseUrl!));
       const send = (port: number) =>
         fetch(`http://127.0.0.1:${port}/v1/customers`, {

@@ -2,8 +2,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHarness, expectError, type Company, type Harness } from './harness.ts';
 import { installFakeLiveConnector } from './fakes/live-connectors.ts';
-import { createCard, createCustomer } from '../src/modules/cards/test-support.ts';
-import { getPage, intentsOf, pageToken, postForm, createPayment } from '../src/pages/test-support.ts';
+import { createCard, createCustomer } from './support/cards.ts';
+import { getPage, intentsOf, pageToken, postForm, createPayment } from './support/pages.ts';
 import { SANDBOX_CARDS, WALLET_APPROVING_PHONE, WALLET_DECLINING_PHONE } from '../src/rails/sandbox-table.ts';
 import { bankId } from '../src/modules/banks/catalogue.ts';
 
@@ -53,12 +53,32 @@ describe('live keys without a connector', () => {
 
   const operations: { rail: string; url: string; body: () => Record<string, unknown> }[] = [
     { rail: 'card', url: '/v1/charges', body: () => ({ amount: 150000, title: 'Cuota', customer_id: customer, card_id: card }) },
-    { rail: 'account_debit', url: '/v1/charges', body: () => ({ amount: 150000, title: 'Cuota', customer_id: customer, account_id: '00000000-0000-4000-8000-000000000001' }) },
-    { rail: 'banklink', url: '/v1/charges/banklink', body: () => ({ amount: 50000, customer_id: customer, bank_id: BANCOLOMBIA, redirect_url: 'https://tienda.example/vuelta' }) },
+    {
+      rail: 'account_debit',
+      url: '/v1/charges',
+      body: () => ({ amount: 150000, title: 'Cuota', customer_id: customer, account_id: '00000000-0000-4000-8000-000000000001' }),
+    },
+    {
+      rail: 'banklink',
+      url: '/v1/charges/banklink',
+      body: () => ({ amount: 50000, customer_id: customer, bank_id: BANCOLOMBIA, redirect_url: 'https://tienda.example/vuelta' }),
+    },
     { rail: 'rtkey', url: '/v1/charges/rtkey', body: () => ({ amount: 5000, customer_id: customer }) },
-    { rail: 'walleta', url: '/v1/request-to-pay/walleta', body: () => ({ amount: 25000, customer_id: customer, phone: WALLET_APPROVING_PHONE, external_id: 'orden-1' }) },
-    { rail: 'walletb', url: '/v1/request-to-pay/walletb', body: () => ({ amount: 25000, customer_id: customer, phone: WALLET_APPROVING_PHONE, document: '1020304050', document_type: 'CC' }) },
-    { rail: 'enrollment', url: '/v1/accounts', body: () => ({ subtype: 'SAVINGS', bank_id: BANCOLOMBIA, account_number: '1234567890', authorization: true, customer_id: customer }) },
+    {
+      rail: 'walleta',
+      url: '/v1/request-to-pay/walleta',
+      body: () => ({ amount: 25000, customer_id: customer, phone: WALLET_APPROVING_PHONE, external_id: 'orden-1' }),
+    },
+    {
+      rail: 'walletb',
+      url: '/v1/request-to-pay/walletb',
+      body: () => ({ amount: 25000, customer_id: customer, phone: WALLET_APPROVING_PHONE, document: '1020304050', document_type: 'CC' }),
+    },
+    {
+      rail: 'enrollment',
+      url: '/v1/accounts',
+      body: () => ({ subtype: 'SAVINGS', bank_id: BANCOLOMBIA, account_number: '1234567890', authorization: true, customer_id: customer }),
+    },
   ];
 
   for (const op of operations) {
@@ -91,7 +111,11 @@ describe('live keys without a connector', () => {
   });
 
   test('an account without authorization (no enrollment) is still created in live; instant-key lookup is refused', async () => {
-    const plain = await co.req({ url: '/v1/accounts', env: 'live', body: { subtype: 'SAVINGS', bank_id: BANCOLOMBIA, account_number: '1234567890', authorization: false, customer_id: customer } });
+    const plain = await co.req({
+      url: '/v1/accounts',
+      env: 'live',
+      body: { subtype: 'SAVINGS', bank_id: BANCOLOMBIA, account_number: '1234567890', authorization: false, customer_id: customer },
+    });
     assert.equal(plain.status, 200, plain.raw);
     assert.equal(plain.body.status, 'PENDING');
     const lookup = await co.req({ url: '/v1/accounts/rtkey/@ana.gomez', env: 'live' });
@@ -104,7 +128,10 @@ describe('live keys without a connector', () => {
     const doc = await h.app.inject({ method: 'GET', url: '/v1/openapi.json' });
     assert.match(doc.body, /rail_not_configured/);
     const { Errors } = await import('../src/platform/errors/registry.ts');
-    assert.deepEqual({ ...Errors.rail_not_configured }, { code: 10900, codeName: 'rail_not_configured', status: 422, message: Errors.rail_not_configured.message });
+    assert.deepEqual(
+      { ...Errors.rail_not_configured },
+      { code: 10900, codeName: 'rail_not_configured', status: 422, message: Errors.rail_not_configured.message },
+    );
   });
 
   test('a connector installed for the company serves its live key (and only that company)', async () => {
@@ -117,12 +144,21 @@ describe('live keys without a connector', () => {
       assert.equal(paid.status, 200, paid.raw);
       assert.equal(paid.body.status, 'paid');
       assert.equal(paid.body.is_test, false);
-      const refused = await other.req({ url: '/v1/charges', env: 'live', body: { amount: 150000, title: 'Cuota', customer_id: otherCustomer, card_id: otherCard } });
+      const refused = await other.req({
+        url: '/v1/charges',
+        env: 'live',
+        body: { amount: 150000, title: 'Cuota', customer_id: otherCustomer, card_id: otherCard },
+      });
       expectError(refused, 422, 'rail_not_configured', 10900);
     } finally {
       remove();
     }
-    expectError(await co.req({ url: '/v1/charges', env: 'live', body: { amount: 150000, title: 'Cuota', customer_id: customer, card_id: card } }), 422, 'rail_not_configured', 10900);
+    expectError(
+      await co.req({ url: '/v1/charges', env: 'live', body: { amount: 150000, title: 'Cuota', customer_id: customer, card_id: card } }),
+      422,
+      'rail_not_configured',
+      10900,
+    );
   });
 });
 
@@ -143,14 +179,32 @@ describe('one sandbox table: the API and the payer pages agree', () => {
 
   for (const [pan, expected] of [...Object.entries(SANDBOX_CARDS), ['5555555555554444', 'approved']]) {
     test(`card ${pan}: ${expected} through POST /v1/charges and on the payment page`, async () => {
-      const card = await co.req({ url: '/v1/cards', body: { card_number: pan, expiration_month: '12', expiration_year: year, cvv: '123', holder_name: 'Ana Gómez', customer_id: customer, authorization: true } });
+      const card = await co.req({
+        url: '/v1/cards',
+        body: {
+          card_number: pan,
+          expiration_month: '12',
+          expiration_year: year,
+          cvv: '123',
+          holder_name: 'Ana Gómez',
+          customer_id: customer,
+          authorization: true,
+        },
+      });
       assert.equal(card.status, 200, card.raw);
       const charge = await co.req({ url: '/v1/charges', body: { amount: 150000, title: 'Cuota', customer_id: customer, card_id: card.body.id } });
       assert.equal(charge.status, 200, charge.raw);
       const api = outcomeOf(charge.body.status, charge.body.remarks);
 
       const payment = await createPayment(co, { allows: ['card'] });
-      const res = await postForm(h, `/pay/${payment.id}/card`, { card_number: pan, exp_month: '12', exp_year: year, cvv: '123', holder_name: 'Ana Gómez', token: await pageToken(h, payment.id) });
+      const res = await postForm(h, `/pay/${payment.id}/card`, {
+        card_number: pan,
+        exp_month: '12',
+        exp_year: year,
+        cvv: '123',
+        holder_name: 'Ana Gómez',
+        token: await pageToken(h, payment.id),
+      });
       assert.equal(res.status, 303, res.body.slice(0, 300));
       const [intent] = await intentsOf(co, payment.id);
       const page = outcomeOf(intent.status, intent.remarks);
@@ -166,7 +220,10 @@ describe('one sandbox table: the API and the payer pages agree', () => {
     ['+573001234567', 'approved'],
   ]) {
     test(`walleta phone ${phone}: ${expected} through the API and on the payment page`, async () => {
-      const request = await co.req({ url: '/v1/request-to-pay/walleta', body: { amount: 25000, customer_id: customer, phone, external_id: `tabla-${phone}` } });
+      const request = await co.req({
+        url: '/v1/request-to-pay/walleta',
+        body: { amount: 25000, customer_id: customer, phone, external_id: `tabla-${phone}` },
+      });
       assert.equal(request.status, 200, request.raw);
       const confirmed = await co.req({ url: `/v1/request-to-pay/walleta/${request.body.id}/confirm`, body: {}, idem: false });
       const api = outcomeOf(confirmed.body.status, confirmed.body.remarks);

@@ -38,8 +38,18 @@ describe('platform behaviour', () => {
 
   test('malformed JSON, wrong content type, oversize body and unknown routes are coded 4xx', async () => {
     expectError(await co.req({ url: '/v1/customers', body: '{"first_name": ' }), 400, 'malformed_json', 10005);
-    expectError(await co.req({ url: '/v1/customers', body: 'first_name=Ana', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415, 'unsupported_media_type', 10006);
-    expectError(await co.req({ url: '/v1/customers', body: 'hello', headers: { 'content-type': 'text/plain' } }), 415, 'unsupported_media_type', 10006);
+    expectError(
+      await co.req({ url: '/v1/customers', body: 'first_name=Ana', headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+      415,
+      'unsupported_media_type',
+      10006,
+    );
+    expectError(
+      await co.req({ url: '/v1/customers', body: 'hello', headers: { 'content-type': 'text/plain' } }),
+      415,
+      'unsupported_media_type',
+      10006,
+    );
     const big = JSON.stringify({ first_name: 'A', metadata: { blob: 'x'.repeat(1_100_000) } });
     expectError(await co.req({ url: '/v1/customers', body: big }), 413, 'payload_too_large', 10007);
     expectError(await co.req({ url: '/v1/does-not-exist' }), 404, 'route_not_found', 10008);
@@ -59,14 +69,32 @@ describe('platform behaviour', () => {
 
   test('error registry holds every SPEC.md code exactly', () => {
     const spec: [string, number | null, number][] = [
-      ['unauthenticated', 10000, 401], ['validation_error', 10001, 422], ['record_not_found', 10002, 404], ['idempotency_error', 10003, 409],
-      ['not_found', 10004, 404], ['card_cvv', 10102, 422], ['card_number', 10104, 422], ['card_expired', 10122, 422],
-      ['customer_data_invalid', 10126, 422], ['transaction_otp_invalid', 10136, 422], ['request_to_pay_not_available', 10140, 422],
-      ['request_to_pay_in_progress', 10141, 422], ['transaction_otp_expired', 10148, 422], ['charge_refunded', 10805, 422],
-      ['charge_is_test', 10806, 422], ['charge_is_not_paid', 10807, 422], ['charge_not_cancellable', 10808, 422],
-      ['cant_cancel_payment', 15001, 422], ['cant_retry_payment', 15002, 422], ['payment_already_paid', 15003, 422],
-      ['payment_cancelled', 15004, 422], ['payment_charge_in_progress', 15004, 422], ['banklink_payment_duplicate', 15005, 429],
-      ['cant_update_payment', 15007, 422], ['charge_persistence_lost', 90005, 503], ['qr_generation_failed', 90100, 400],
+      ['unauthenticated', 10000, 401],
+      ['validation_error', 10001, 422],
+      ['record_not_found', 10002, 404],
+      ['idempotency_error', 10003, 409],
+      ['not_found', 10004, 404],
+      ['card_cvv', 10102, 422],
+      ['card_number', 10104, 422],
+      ['card_expired', 10122, 422],
+      ['customer_data_invalid', 10126, 422],
+      ['transaction_otp_invalid', 10136, 422],
+      ['request_to_pay_not_available', 10140, 422],
+      ['request_to_pay_in_progress', 10141, 422],
+      ['transaction_otp_expired', 10148, 422],
+      ['charge_refunded', 10805, 422],
+      ['charge_is_test', 10806, 422],
+      ['charge_is_not_paid', 10807, 422],
+      ['charge_not_cancellable', 10808, 422],
+      ['cant_cancel_payment', 15001, 422],
+      ['cant_retry_payment', 15002, 422],
+      ['payment_already_paid', 15003, 422],
+      ['payment_cancelled', 15004, 422],
+      ['payment_charge_in_progress', 15004, 422],
+      ['banklink_payment_duplicate', 15005, 429],
+      ['cant_update_payment', 15007, 422],
+      ['charge_persistence_lost', 90005, 503],
+      ['qr_generation_failed', 90100, 400],
       ['environment_key_mismatch', null, 404],
     ];
     for (const [name, code, status] of spec) {

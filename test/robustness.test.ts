@@ -7,11 +7,58 @@ import { createHarness, type Company, type Harness, type Res } from './harness.t
  * documented body field, huge strings, odd ids and unknown or hostile query parameters.
  */
 const HUGE = 'x'.repeat(200_000);
-const WRONG_VALUES: unknown[] = [null, 123456789012345678901234567890, -1, 1.5, true, 'text', '', HUGE, [], [1, 'a'], {}, { nested: { deep: [null] } }, '\u0000\uFFFF😀', '2026-13-45', 'NaN'];
-const ODD_IDS = ['not-a-uuid', '00000000-0000-0000-0000-000000000000', 'x'.repeat(400), '%00', '%F0%9F%98%80', "1' OR '1'='1", '..%2F..%2Fetc', 'ch_01m7zx20s70qez4k542m909n4r'];
-const ODD_QUERIES = ['foo=bar', 'page=-1', 'page=abc', 'per_page=1e3', 'sort=;drop table customers', 'filter[id]=' + 'z'.repeat(5000), 'filter[status]=%00', 'filter[=x', 'filter]=x', 'page[]=1&page[]=2', 'limit=-5', 'banklink=maybe', 'order=sideways', 'filter[created_at][gte]=yesterday', 'filter[amount]=abc'];
+const WRONG_VALUES: unknown[] = [
+  null,
+  123456789012345678901234567890,
+  -1,
+  1.5,
+  true,
+  'text',
+  '',
+  HUGE,
+  [],
+  [1, 'a'],
+  {},
+  { nested: { deep: [null] } },
+  '\u0000\uFFFF😀',
+  '2026-13-45',
+  'NaN',
+];
+const ODD_IDS = [
+  'not-a-uuid',
+  '00000000-0000-0000-0000-000000000000',
+  'x'.repeat(400),
+  '%00',
+  '%F0%9F%98%80',
+  "1' OR '1'='1",
+  '..%2F..%2Fetc',
+  'ch_01m7zx20s70qez4k542m909n4r',
+];
+const ODD_QUERIES = [
+  'foo=bar',
+  'page=-1',
+  'page=abc',
+  'per_page=1e3',
+  'sort=;drop table customers',
+  'filter[id]=' + 'z'.repeat(5000),
+  'filter[status]=%00',
+  'filter[=x',
+  'filter]=x',
+  'page[]=1&page[]=2',
+  'limit=-5',
+  'banklink=maybe',
+  'order=sideways',
+  'filter[created_at][gte]=yesterday',
+  'filter[amount]=abc',
+];
 
-type JsonSchema = { type?: string | string[]; properties?: Record<string, JsonSchema>; items?: JsonSchema; anyOf?: JsonSchema[]; oneOf?: JsonSchema[] };
+type JsonSchema = {
+  type?: string | string[];
+  properties?: Record<string, JsonSchema>;
+  items?: JsonSchema;
+  anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
+};
 
 function fieldPaths(schema: JsonSchema | undefined, prefix = '', depth = 0): string[] {
   if (!schema || depth > 3) return [];

@@ -24,7 +24,11 @@ describe('auth matrix over every route', () => {
     const secret = h.routes.filter((r) => r.auth === 'secret');
     assert.ok(secret.length >= 5, 'routes were collected');
     for (const route of secret) {
-      const base = { method: route.method as 'GET', url: concreteUrl(route.url), body: route.method === 'GET' || route.method === 'DELETE' ? undefined : {} };
+      const base = {
+        method: route.method as 'GET',
+        url: concreteUrl(route.url),
+        body: route.method === 'GET' || route.method === 'DELETE' ? undefined : {},
+      };
       const label = `${route.method} ${route.url}`;
       const none = await send(h.app, { ...base, key: null });
       expectError(none, 401, 'unauthenticated', 10000);
@@ -46,10 +50,19 @@ describe('auth matrix over every route', () => {
     // The resolver caches for a few seconds; a fresh harness app would see it at once, so build the check on the DB.
     const fresh = await send(app, { url: '/v1/customers', key: rotated.key });
     assert.equal(fresh.status, 200, fresh.raw);
-    const keys = await h.runtime.deps.database.db.selectFrom('api_keys').select(['key_hash', 'revoked_at']).where('company_id', '=', co.company.id).where('environment', '=', 'test').where('kind', '=', 'secret').execute();
+    const keys = await h.runtime.deps.database.db
+      .selectFrom('api_keys')
+      .select(['key_hash', 'revoked_at'])
+      .where('company_id', '=', co.company.id)
+      .where('environment', '=', 'test')
+      .where('kind', '=', 'secret')
+      .execute();
     assert.equal(keys.length, 2);
     assert.equal(keys.filter((k) => k.revoked_at === null).length, 1);
-    assert.ok(keys.every((k) => !k.key_hash.includes('sk_')), 'keys are stored only as hashes');
+    assert.ok(
+      keys.every((k) => !k.key_hash.includes('sk_')),
+      'keys are stored only as hashes',
+    );
   });
 
   test('keys look right and carry entropy', async () => {

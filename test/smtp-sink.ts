@@ -232,7 +232,10 @@ export function decodeWords(value: string): string {
       const bytes =
         enc.toUpperCase() === 'B'
           ? Buffer.from(data, 'base64')
-          : Buffer.from(data.replace(/_/g, ' ').replace(/=([0-9A-Fa-f]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16))), 'latin1');
+          : Buffer.from(
+              data.replace(/_/g, ' ').replace(/=([0-9A-Fa-f]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16))),
+              'latin1',
+            );
       return new TextDecoder(charset.toLowerCase()).decode(bytes);
     });
 }
@@ -254,7 +257,11 @@ function parseContentType(value: string | undefined): { type: string; params: Re
   const params: Record<string, string> = {};
   for (const p of rest) {
     const eq = p.indexOf('=');
-    if (eq > 0) params[p.slice(0, eq).trim().toLowerCase()] = p.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1');
+    if (eq > 0)
+      params[p.slice(0, eq).trim().toLowerCase()] = p
+        .slice(eq + 1)
+        .trim()
+        .replace(/^"(.*)"$/, '$1');
   }
   return { type: type.trim().toLowerCase(), params };
 }

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import { createCompany, rotateKey, validateCompanyInput, OperatorInputError } from '../modules/companies/service.ts';
 import { setFiscalProfile, showFiscalProfile } from '../modules/fiscal/operator.ts';
 import { importRanges, type ImportRangesOutput } from '../modules/fiscal/import-ranges.ts';
+import { setConnector, showConnector } from '../modules/connectors/operator.ts';
 import { JobOperatorError, listJobs, retryJob, type JobView } from '../platform/jobs/operator.ts';
 
 const USAGE = `recaudo — operator commands
@@ -23,6 +24,10 @@ const USAGE = `recaudo — operator commands
   recaudo fiscal import-ranges --company ID --env test|live [--account-code NIT]
       [--account-code-t NIT] [--software-code ID] [--json]
                                  load DIAN's numbering ranges (GetNumberingRange) as draft resolutions
+  recaudo connectors show --company ID --env test|live [--name wompi] [--json]
+  recaudo connectors set --company ID --env test|live [--name wompi] [--provider-environment sandbox|production]
+      [--public-key K] [--private-key K] [--events-secret S] [--integrity-secret S] [--rails card,...] [--json]
+                                 a payment provider account for the environment (docs/connectors.md); secrets write-only
   recaudo jobs list [--dead] [--kind KIND] [--limit N] [--json]
                                  background jobs (--dead: out of attempts, never run again by themselves)
   recaudo jobs retry ID [--json] put a dead job back in the queue, due now, with fresh attempts
@@ -129,12 +134,27 @@ async function run(argv: string[]): Promise<void> {
     const { values } = parseArgs({
       args: rest,
       options: {
-        company: { type: 'string' }, env: { type: 'string' }, json: { type: 'boolean' },
-        nit: { type: 'string' }, dv: { type: 'string' }, 'legal-name': { type: 'string' }, 'trade-name': { type: 'string' },
-        address: { type: 'string' }, 'city-code': { type: 'string' }, email: { type: 'string' }, phone: { type: 'string' },
-        responsibilities: { type: 'string' }, 'tax-regime': { type: 'string' }, 'software-id': { type: 'string' }, 'software-pin': { type: 'string' },
-        certificate: { type: 'string' }, 'certificate-password': { type: 'string' },
-        'dian-endpoint': { type: 'string' }, 'dian-mode': { type: 'string' }, 'dian-test-set-id': { type: 'string' }, 'dian-timeout-ms': { type: 'string' },
+        company: { type: 'string' },
+        env: { type: 'string' },
+        json: { type: 'boolean' },
+        nit: { type: 'string' },
+        dv: { type: 'string' },
+        'legal-name': { type: 'string' },
+        'trade-name': { type: 'string' },
+        address: { type: 'string' },
+        'city-code': { type: 'string' },
+        email: { type: 'string' },
+        phone: { type: 'string' },
+        responsibilities: { type: 'string' },
+        'tax-regime': { type: 'string' },
+        'software-id': { type: 'string' },
+        'software-pin': { type: 'string' },
+        certificate: { type: 'string' },
+        'certificate-password': { type: 'string' },
+        'dian-endpoint': { type: 'string' },
+        'dian-mode': { type: 'string' },
+        'dian-test-set-id': { type: 'string' },
+        'dian-timeout-ms': { type: 'string' },
       },
       strict: true,
     });
@@ -148,15 +168,27 @@ async function run(argv: string[]): Promise<void> {
     }
     const profile: Record<string, unknown> = {};
     const copy: [string, string][] = [
-      ['nit', 'nit'], ['dv', 'dv'], ['legal-name', 'legal_name'], ['trade-name', 'trade_name'], ['email', 'email'], ['phone', 'phone'],
-      ['tax-regime', 'tax_regime'], ['software-id', 'software_id'], ['software-pin', 'software_pin'], ['certificate-password', 'certificate_password'],
+      ['nit', 'nit'],
+      ['dv', 'dv'],
+      ['legal-name', 'legal_name'],
+      ['trade-name', 'trade_name'],
+      ['email', 'email'],
+      ['phone', 'phone'],
+      ['tax-regime', 'tax_regime'],
+      ['software-id', 'software_id'],
+      ['software-pin', 'software_pin'],
+      ['certificate-password', 'certificate_password'],
     ];
     for (const [flag, field] of copy) if (values[flag as keyof typeof values] !== undefined) profile[field] = values[flag as keyof typeof values];
     if (values.address !== undefined || values['city-code'] !== undefined) {
       if (values.address === undefined || values['city-code'] === undefined) throw new UsageError('--address and --city-code go together');
       profile.address = { line: values.address, city_code: values['city-code'] };
     }
-    if (values.responsibilities !== undefined) profile.fiscal_responsibilities = values.responsibilities.split(',').map((c) => c.trim()).filter(Boolean);
+    if (values.responsibilities !== undefined)
+      profile.fiscal_responsibilities = values.responsibilities
+        .split(',')
+        .map((c) => c.trim())
+        .filter(Boolean);
     const dian: Record<string, unknown> = {};
     if (values['dian-endpoint'] !== undefined) dian.endpoint = values['dian-endpoint'];
     if (values['dian-mode'] !== undefined) dian.mode = values['dian-mode'];
@@ -184,14 +216,24 @@ async function run(argv: string[]): Promise<void> {
     const { values } = parseArgs({
       args: rest,
       options: {
-        company: { type: 'string' }, env: { type: 'string' }, json: { type: 'boolean' },
-        'account-code': { type: 'string' }, 'account-code-t': { type: 'string' }, 'software-code': { type: 'string' },
+        company: { type: 'string' },
+        env: { type: 'string' },
+        json: { type: 'boolean' },
+        'account-code': { type: 'string' },
+        'account-code-t': { type: 'string' },
+        'software-code': { type: 'string' },
       },
       strict: true,
     });
     if (!values.company) throw new UsageError('--company is required');
     if (values.env !== 'test' && values.env !== 'live') throw new UsageError('--env must be test or live');
-    const input = { company: values.company, env: values.env, account_code: values['account-code'], account_code_t: values['account-code-t'], software_code: values['software-code'] };
+    const input = {
+      company: values.company,
+      env: values.env,
+      account_code: values['account-code'],
+      account_code_t: values['account-code-t'],
+      software_code: values['software-code'],
+    };
     const progress = (line: string) => process.stderr.write(`${line}\n`);
     let live = false;
     const out = await withDatabase<ImportRangesOutput>('/fiscal/import-ranges', input, (deps) => {
@@ -206,6 +248,59 @@ async function run(argv: string[]): Promise<void> {
       `${out.created.length} resolution(s) created (draft), ${out.skipped.length} skipped` +
         out.created.map((r) => `\n  ${r.id} ${r.number} ${r.prefix}${r.from}-${r.to} valid ${r.valid_from}..${r.valid_until}`).join(''),
     );
+    return;
+  }
+  if (group === 'connectors' && (action === 'show' || action === 'set')) {
+    const { values } = parseArgs({
+      args: rest,
+      options: {
+        company: { type: 'string' },
+        env: { type: 'string' },
+        name: { type: 'string' },
+        json: { type: 'boolean' },
+        'provider-environment': { type: 'string' },
+        'public-key': { type: 'string' },
+        'private-key': { type: 'string' },
+        'events-secret': { type: 'string' },
+        'integrity-secret': { type: 'string' },
+        rails: { type: 'string' },
+      },
+      strict: true,
+    });
+    if (!values.company) throw new UsageError('--company is required');
+    if (values.env !== 'test' && values.env !== 'live') throw new UsageError('--env must be test or live');
+    const command = { company: values.company, env: values.env, name: values.name };
+    const describe = (c: {
+      name: string;
+      environment: string;
+      provider_environment: string;
+      public_key: string;
+      rails: string[];
+      events_url: string;
+    }) =>
+      `${c.name} (${c.environment} → provider ${c.provider_environment}) public key ${c.public_key}, rails ${c.rails.join(', ')}\nevents URL for the provider's dashboard: ${c.events_url}`;
+    if (action === 'show') {
+      const out = await withDatabase('/connectors/show', command, (deps) => showConnector(deps, deps.database.db, command));
+      print(!!values.json, out, describe(out.connector));
+      return;
+    }
+    const settings: Record<string, unknown> = {};
+    const copy: [string, string][] = [
+      ['provider-environment', 'provider_environment'],
+      ['public-key', 'public_key'],
+      ['private-key', 'private_key'],
+      ['events-secret', 'events_secret'],
+      ['integrity-secret', 'integrity_secret'],
+    ];
+    for (const [flag, field] of copy) if (values[flag as keyof typeof values] !== undefined) settings[field] = values[flag as keyof typeof values];
+    if (values.rails !== undefined)
+      settings.rails = values.rails
+        .split(',')
+        .map((r) => r.trim())
+        .filter(Boolean);
+    const input = { ...command, settings };
+    const out = await withDatabase('/connectors/set', input, (deps) => setConnector(deps, deps.database.db, input, deps.clock.now()));
+    print(!!values.json, out, `connector saved\n${describe(out.connector)}`);
     return;
   }
   if (group === 'jobs' && action === 'list') {
@@ -239,9 +334,10 @@ run(process.argv.slice(2)).then(
     if (process.argv[2] !== 'worker') process.exit(0);
   },
   (error) => {
-    const known = error instanceof UsageError || error instanceof OperatorInputError || error instanceof DataDirBusyError || error instanceof JobOperatorError;
+    const known =
+      error instanceof UsageError || error instanceof OperatorInputError || error instanceof DataDirBusyError || error instanceof JobOperatorError;
     const message = (error as Error).message ?? String(error);
-    process.stderr.write(`recaudo: ${known ? message : (error as Error).stack ?? message}\n`);
+    process.stderr.write(`recaudo: ${known ? message : ((error as Error).stack ?? message)}\n`);
     if (error instanceof UsageError) process.stderr.write(`\n${USAGE}\n`);
     process.exit(known ? 2 : 1);
   },

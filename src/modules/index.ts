@@ -8,6 +8,7 @@ import { cardRoutes } from './cards/routes.ts';
 import { chargeRoutes, registerChargeWorkers } from './charges/routes.ts';
 import { seedBanks } from './banks/service.ts';
 import { connectLinkRoutes } from './connect-links/routes.ts';
+import { connectorRoutes } from './connectors/routes.ts';
 import { customerRoutes } from './customers/routes.ts';
 import { eventRoutes } from './events/routes.ts';
 import { fiscalRoutes, registerFiscalJobs } from './fiscal/routes.ts';
@@ -23,8 +24,23 @@ import { payerPages } from '../pages/routes.ts';
 import { seedTemplates } from './templates/service.ts';
 
 /** Every domain module's routes, in one list the app factory registers under /v1. */
-export const modules: ModuleRegistrar[] = [customerRoutes, bankRoutes, accountRoutes, connectLinkRoutes, webhookRoutes, eventRoutes, paymentRoutes, templateRoutes, ledgerRoutes, cardRoutes, chargeRoutes, priceRoutes, fiscalRoutes,
-  invoiceRoutes];
+export const modules: ModuleRegistrar[] = [
+  customerRoutes,
+  bankRoutes,
+  accountRoutes,
+  connectLinkRoutes,
+  webhookRoutes,
+  eventRoutes,
+  paymentRoutes,
+  templateRoutes,
+  ledgerRoutes,
+  cardRoutes,
+  chargeRoutes,
+  priceRoutes,
+  fiscalRoutes,
+  invoiceRoutes,
+  connectorRoutes,
+];
 
 /** Payer-facing HTML pages (hosted payment page, payment portal), outside /v1 and without an API key. */
 export const pages: ModuleRegistrar[] = [payerPages];

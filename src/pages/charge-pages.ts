@@ -7,7 +7,7 @@ import type { ChargeRow } from '../modules/charges/present.ts';
 import type { FormTokens } from './csrf.ts';
 import { money } from './format.ts';
 import { sendPage } from './html.ts';
-import { findChargeForPayer } from './lookup.ts';
+import { findChargeForPayer } from '../modules/charges/payer-reads.ts';
 import { qrSvg } from './qr.ts';
 import { bankPage, chargeFinalPage, chargeTestBanner, messagePage, notFoundPage, qrPage } from './views.ts';
 
@@ -90,10 +90,27 @@ export function chargePages(deps: AppDeps, tokens: FormTokens) {
       };
       if (charge.payment_method_type === 'rtkey') {
         const svg = qrSvg(charge.qr_payload!, `Código QR para pagar ${money(charge.amount, charge.currency)} a ${companyName}`);
-        return sendPage(reply, 200, qrPage({ ...waiting, banner: chargeTestBanner(charge.environment), payload: charge.qr_payload!, svg, expiresAt: new Date(charge.expires_at!), checkUrl: `/pay/${charge.id}`, cancellable: false }));
+        return sendPage(
+          reply,
+          200,
+          qrPage({
+            ...waiting,
+            banner: chargeTestBanner(charge.environment),
+            payload: charge.qr_payload!,
+            svg,
+            expiresAt: new Date(charge.expires_at!),
+            checkUrl: `/pay/${charge.id}`,
+            cancellable: false,
+          }),
+        );
       }
       const bank = charge.bank_id ? await findBank(db(), charge.bank_id) : undefined;
-      return sendPage(reply, 200, bankPage({ ...waiting, bankName: bank?.name ?? null, returnsTo: `Al terminar volverás al sitio de ${companyName}.` }), { formOrigins: formOrigins(charge) });
+      return sendPage(
+        reply,
+        200,
+        bankPage({ ...waiting, bankName: bank?.name ?? null, returnsTo: `Al terminar volverás al sitio de ${companyName}.` }),
+        { formOrigins: formOrigins(charge) },
+      );
     },
 
     /** POST /pay/{charge id}: the sandbox bank's Aprobar / Rechazar, or the QR's Simular pago. */

@@ -178,7 +178,13 @@ export function sendPage(reply: FastifyReply, status: number, rendered: Rendered
 
 /** Inline SVG icons (decorative: hidden from assistive technology). */
 export const icons = {
-  ok: raw('<svg class="icon" viewBox="0 0 56 56" aria-hidden="true" focusable="false"><circle cx="28" cy="28" r="26" fill="#146c2e"/><path d="M16 29l8 8 16-17" fill="none" stroke="#fff" stroke-width="5" stroke-linecap="round" stroke-linejoin="round"/></svg>'),
-  error: raw('<svg class="icon" viewBox="0 0 56 56" aria-hidden="true" focusable="false"><circle cx="28" cy="28" r="26" fill="#b3261e"/><path d="M19 19l18 18M37 19L19 37" fill="none" stroke="#fff" stroke-width="5" stroke-linecap="round"/></svg>'),
-  clock: raw('<svg class="icon" viewBox="0 0 56 56" aria-hidden="true" focusable="false"><circle cx="28" cy="28" r="26" fill="#4b5563"/><path d="M28 14v15l9 6" fill="none" stroke="#fff" stroke-width="5" stroke-linecap="round" stroke-linejoin="round"/></svg>'),
+  ok: raw(
+    '<svg class="icon" viewBox="0 0 56 56" aria-hidden="true" focusable="false"><circle cx="28" cy="28" r="26" fill="#146c2e"/><path d="M16 29l8 8 16-17" fill="none" stroke="#fff" stroke-width="5" stroke-linecap="round" stroke-linejoin="round"/></svg>',
+  ),
+  error: raw(
+    '<svg class="icon" viewBox="0 0 56 56" aria-hidden="true" focusable="false"><circle cx="28" cy="28" r="26" fill="#b3261e"/><path d="M19 19l18 18M37 19L19 37" fill="none" stroke="#fff" stroke-width="5" stroke-linecap="round"/></svg>',
+  ),
+  clock: raw(
+    '<svg class="icon" viewBox="0 0 56 56" aria-hidden="true" focusable="false"><circle cx="28" cy="28" r="26" fill="#4b5563"/><path d="M28 14v15l9 6" fill="none" stroke="#fff" stroke-width="5" stroke-linecap="round" stroke-linejoin="round"/></svg>',
+  ),
 };

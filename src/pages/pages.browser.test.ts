@@ -9,8 +9,8 @@ import type { AddressInfo } from 'node:net';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { createHarness, ENGINE, type Company, type Harness } from '../../test/harness.ts';
 import { Receiver } from '../../test/receiver.ts';
-import { runDueExpirations } from '../modules/payments/test-support.ts';
-import { createPayment, goodCard, paymentStatus, plain } from './test-support.ts';
+import { runDueExpirations } from '../../test/support/payments.ts';
+import { createPayment, goodCard, paymentStatus, plain } from '../../test/support/pages.ts';
 
 /**
  * The payer pages in a real browser: Debian's Chromium driven by playwright-core (never a
@@ -18,7 +18,9 @@ import { createPayment, goodCard, paymentStatus, plain } from './test-support.ts
  */
 
 const CHROMIUM = '/usr/bin/chromium';
-const SKIP = fs.existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium) to run the browser tests`;
+const SKIP = fs.existsSync(CHROMIUM)
+  ? false
+  : `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium) to run the browser tests`;
 const SHOTS = path.resolve('.test-data/screenshots');
 
 /** The webhook dispatcher's tick (as in webhooks.test.ts): what a worker runs. */
@@ -32,7 +34,9 @@ async function merchantSite(): Promise<{ url: string; visits: string[]; close: (
   const server = http.createServer((req, res) => {
     visits.push(req.url ?? '');
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-    res.end('<!doctype html><html lang="es-CO"><head><meta name="viewport" content="width=device-width"><title>Tienda</title></head><body><h1>Gracias por tu compra</h1></body></html>');
+    res.end(
+      '<!doctype html><html lang="es-CO"><head><meta name="viewport" content="width=device-width"><title>Tienda</title></head><body><h1>Gracias por tu compra</h1></body></html>',
+    );
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -71,7 +75,16 @@ describe('payer pages in Chromium at 360 px', { skip: SKIP }, () => {
       headless: true,
       viewport: { width: 360, height: 780 },
       locale: 'es-CO',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     page = browser.pages()[0] ?? (await browser.newPage());
   });
@@ -86,7 +99,10 @@ describe('payer pages in Chromium at 360 px', { skip: SKIP }, () => {
   test('pay with the approving card: success, redirect to the merchant, approved in the API, payment.approved delivered', async () => {
     const receiver = await new Receiver().start();
     try {
-      const hook = await co.req({ url: '/v1/webhooks', body: { name: 'Pagos', description: 'aprobados', url: receiver.url, events: ['payment.approved'] } });
+      const hook = await co.req({
+        url: '/v1/webhooks',
+        body: { name: 'Pagos', description: 'aprobados', url: receiver.url, events: ['payment.approved'] },
+      });
       assert.equal(hook.status, 200, hook.raw);
       const p = await createPayment(co, {
         reference: 'FAC-2025-0012',
@@ -127,7 +143,10 @@ describe('payer pages in Chromium at 360 px', { skip: SKIP }, () => {
       // shared PostgreSQL database the global dispatcher would also send other test files'
       // deliveries, so there the test checks the queued delivery instead of ticking.
       const deliveries = await co.req({ url: `/v1/webhooks/${hook.body.data.id}/deliveries` });
-      assert.deepEqual(deliveries.body.data.map((d: { event: string }) => d.event), ['payment.approved']);
+      assert.deepEqual(
+        deliveries.body.data.map((d: { event: string }) => d.event),
+        ['payment.approved'],
+      );
       if (ENGINE === 'pglite') {
         await dispatcherTick(h);
         await receiver.waitFor(1);
@@ -252,7 +271,11 @@ describe('payer pages in Chromium at 360 px', { skip: SKIP }, () => {
   });
 
   test('open and partial amounts at 360 px', async () => {
-    const partial = await createPayment(co, { title: 'Cuota de administración', amount: 300000, partial_payment_config: { enabled: true, minimum_amount: 50000 } });
+    const partial = await createPayment(co, {
+      title: 'Cuota de administración',
+      amount: 300000,
+      partial_payment_config: { enabled: true, minimum_amount: 50000 },
+    });
     await open(partial.payment_link);
     await page.getByLabel('Monto en pesos').fill('100.000');
     await Promise.all([page.waitForURL(/monto=/), page.getByRole('button', { name: 'Usar este monto' }).click()]);

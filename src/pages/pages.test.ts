@@ -2,12 +2,22 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHarness, type Company, type Harness } from '../../test/harness.ts';
 import { installFakeLiveConnector } from '../../test/fakes/live-connectors.ts';
-import { runDueExpirations } from '../modules/payments/test-support.ts';
+import { runDueExpirations } from '../../test/support/payments.ts';
 import { FormTokens } from './csrf.ts';
 import { crc16, emvcoPayload } from './qr.ts';
 import { checkCard, luhnValid, normalisePhone, parsePesosInput } from './sandbox.ts';
 import { DECLINES_PER_HOUR } from './routes.ts';
-import { columnsContaining, createPayment, getPage, goodCard, intentsOf, pageToken, paymentStatus, postForm, tokenOf } from './test-support.ts';
+import {
+  columnsContaining,
+  createPayment,
+  getPage,
+  goodCard,
+  intentsOf,
+  pageToken,
+  paymentStatus,
+  postForm,
+  tokenOf,
+} from '../../test/support/pages.ts';
 
 const PAN = '4242424242424242';
 const SECRET = 'pages-test-secret';
@@ -24,7 +34,13 @@ describe('payer pages over HTTP', () => {
   const formToken = (id: string) => new FormTokens(SECRET).issue(id, h.clock.now());
 
   test('unknown payments and paths are a Spanish HTML 404', async () => {
-    for (const url of ['/pay/pay_01m800jmks947bdw72bbhg5694', '/pay/not-an-id', '/pay/pay_01m800jmks947bdw72bbhg5694/attempts/pi_x', '/pay/x/y/z', '/portal/nada']) {
+    for (const url of [
+      '/pay/pay_01m800jmks947bdw72bbhg5694',
+      '/pay/not-an-id',
+      '/pay/pay_01m800jmks947bdw72bbhg5694/attempts/pi_x',
+      '/pay/x/y/z',
+      '/portal/nada',
+    ]) {
       const res = await getPage(h, url);
       assert.equal(res.status, 404, url);
       assert.match(String(res.headers['content-type']), /^text\/html/);
@@ -37,7 +53,12 @@ describe('payer pages over HTTP', () => {
 
   test('the payment page: company, title, description, COP amount, due date, only the allowed methods, safe headers', async () => {
     const expires = new Date(h.clock.now().getTime() + 3 * 86_400_000);
-    const p = await createPayment(co, { reference: 'FAC-2025-0012', allows: ['card', 'walleta'], expires_at: expires.toISOString(), description: 'Plan <hogar> & más' });
+    const p = await createPayment(co, {
+      reference: 'FAC-2025-0012',
+      allows: ['card', 'walleta'],
+      expires_at: expires.toISOString(),
+      description: 'Plan <hogar> & más',
+    });
     assert.equal(new URL(p.payment_link).pathname, `/pay/${p.id}`);
     const res = await getPage(h, `/pay/${p.id}`);
     assert.equal(res.status, 200);
@@ -350,7 +371,7 @@ describe('payer pages over HTTP', () => {
   test('instant-key QR: an EMVCo payload with a valid CRC, "Simular pago", and a QR that times out', async () => {
     const p = await createPayment(co, { allows: ['rtkey', 'card'], options: { rtkey: { expires_in: 10 } } });
     let res = await postForm(h, `/pay/${p.id}/rtkey`, { token: await pageToken(h, p.id) });
-    let page = await getPage(h, res.location!);
+    const page = await getPage(h, res.location!);
     assert.match(page.body, /<svg class="qr"[^>]*role="img" aria-label="Código QR para pagar \$ 150\.000/);
     const payload = /<textarea id="payload"[^>]*>([^<]+)<\/textarea>/.exec(page.body)![1];
     assert.ok(payload.startsWith('000201010212'));
@@ -474,7 +495,10 @@ describe('payer page helpers', () => {
     assert.equal(ok.card!.brand, 'Visa');
     assert.equal(ok.card!.last4, '4242');
     assert.ok(checkCard({ card_number: '4242424242424242', exp_month: '4', exp_year: '2025', cvv: '123', holder_name: 'Ana' }, now).errors.exp_year);
-    assert.ok(checkCard({ card_number: '378282246310005', exp_month: '4', exp_year: '2030', cvv: '123', holder_name: 'Ana' }, now).errors.cvv, 'Amex needs 4 digits');
+    assert.ok(
+      checkCard({ card_number: '378282246310005', exp_month: '4', exp_year: '2030', cvv: '123', holder_name: 'Ana' }, now).errors.cvv,
+      'Amex needs 4 digits',
+    );
     assert.equal(normalisePhone('399 111 1111'), '+573991111111');
     assert.equal(normalisePhone('+57 (399) 111-1111'), '+573991111111');
     assert.equal(normalisePhone('12345'), null);

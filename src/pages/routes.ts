@@ -11,12 +11,27 @@ import type { PaymentMethod } from '../modules/payments/tables.ts';
 import { FormTokens } from './csrf.ts';
 import { money, STATUS_NAMES, when } from './format.ts';
 import { sendPage } from './html.ts';
-import { declinedSince, findByReference, findIntent, findPaymentForPayer, recentIntents, scopeOf, type PayerView } from './lookup.ts';
+import { declinedSince, findByReference, findIntent, findPaymentForPayer, recentIntents, type PayerView } from '../modules/payments/payer-reads.ts';
+import { scopeOf } from './lookup.ts';
 import { emvcoPayload, qrSvg } from './qr.ts';
-import { checkCard, normalisePhone, parsePesosInput, type AttemptOutcome, type FieldErrors } from './sandbox.ts';
+import { checkCard, normalisePhone, parsePesosInput, type AttemptOutcome } from './sandbox.ts';
 import { applyTestScenario, sandboxCardOutcome } from '../rails/sandbox-table.ts';
 import type { RailScope } from '../rails/index.ts';
-import { attemptMinimum, bankPage, due, finalPage, isAbandonable, isExpired, messagePage, notFoundPage, payPage, portalPage, qrPage, testBanner, type PayView } from './views.ts';
+import {
+  attemptMinimum,
+  bankPage,
+  due,
+  finalPage,
+  isAbandonable,
+  isExpired,
+  messagePage,
+  notFoundPage,
+  payPage,
+  portalPage,
+  qrPage,
+  testBanner,
+  type PayView,
+} from './views.ts';
 import { chargePages } from './charge-pages.ts';
 import { CHARGE_ID } from '../modules/charges/queries.ts';
 
@@ -69,7 +84,14 @@ function pageErrors(scope: FastifyInstance): void {
               : status < 500
                 ? 'La solicitud no es válida.'
                 : 'Algo salió mal de nuestro lado. No se hizo ningún cobro nuevo; intenta de nuevo en unos minutos.';
-    const heading = status === 429 ? 'Demasiadas solicitudes' : status === 503 ? 'Servicio no disponible' : status >= 500 ? 'Algo salió mal' : 'No pudimos procesar la solicitud';
+    const heading =
+      status === 429
+        ? 'Demasiadas solicitudes'
+        : status === 503
+          ? 'Servicio no disponible'
+          : status >= 500
+            ? 'Algo salió mal'
+            : 'No pudimos procesar la solicitud';
     return sendPage(reply, status, messagePage({ title: 'Error', heading, text }));
   });
   scope.setNotFoundHandler((_req, reply) => sendPage(reply, 404, notFoundPage()));
@@ -235,7 +257,11 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
    * What every attempt POST checks first. Returns the payment and the amount, or null when it
    * already answered (404, 403, a state page, a form error).
    */
-  async function beginAttempt(req: FastifyRequest, reply: FastifyReply, method: PaymentMethod): Promise<{ found: PayerView; amount: bigint; amountInput: string } | null> {
+  async function beginAttempt(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    method: PaymentMethod,
+  ): Promise<{ found: PayerView; amount: bigint; amountInput: string } | null> {
     const { id } = req.params as { id: string };
     const found = await findPaymentForPayer(db(), id);
     if (!found) {
@@ -355,7 +381,11 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
           holder_name: field(req.body, 'holder_name'),
         };
         // Shown back on an error: never the card number or the CVV.
-        const echo = { exp_month: values.exp_month.slice(0, 2), exp_year: values.exp_year.slice(0, 4), holder_name: values.holder_name.slice(0, 100) };
+        const echo = {
+          exp_month: values.exp_month.slice(0, 2),
+          exp_year: values.exp_year.slice(0, 4),
+          holder_name: values.holder_name.slice(0, 100),
+        };
         const { errors, card } = checkCard(values, now());
         if (!card) return showPayment(reply, found, 422, { chosenAmount: amount, amountInput, form: { method: 'card', errors, values: echo } });
         const rail = await deps.rails.money(railScope(found.payment), 'card');
@@ -383,7 +413,11 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
           const typed = field(req.body, 'phone').slice(0, 20);
           const phone = normalisePhone(typed);
           const formError = (message: string) =>
-            showPayment(reply, found, 422, { chosenAmount: amount, amountInput, form: { method, errors: { phone: message }, values: { phone: typed } } });
+            showPayment(reply, found, 422, {
+              chosenAmount: amount,
+              amountInput,
+              form: { method, errors: { phone: message }, values: { phone: typed } },
+            });
           if (!phone) return formError('Escribe un número de celular colombiano de 10 dígitos, por ejemplo 300 123 4567.');
           const rail = await deps.rails.money(railScope(found.payment), method);
           const intent = await start(reply, found, method, amount);
@@ -392,7 +426,10 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
           const request = { reference: intent.id, amount, phone };
           await rail.requestToPay(request);
           const answer = await rail.outcome(request);
-          const outcome: AttemptOutcome = answer.status === 'approved' ? applyTestScenario(answer, found.payment.test_scenario) : { status: 'declined', remarks: answer.status === 'declined' ? answer.remarks : 'TRANSACTION_REJECTED' };
+          const outcome: AttemptOutcome =
+            answer.status === 'approved'
+              ? applyTestScenario(answer, found.payment.test_scenario)
+              : { status: 'declined', remarks: answer.status === 'declined' ? answer.remarks : 'TRANSACTION_REJECTED' };
           return runOutcome(reply, found, intent, outcome, amountInput);
         });
       }
@@ -404,7 +441,11 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
         const bankId = field(req.body, 'bank');
         const banks = await banksFor(found.payment);
         if (!banks.some((b) => b.id === bankId)) {
-          return showPayment(reply, found, 422, { chosenAmount: amount, amountInput, form: { method: 'banklink', errors: { bank: 'Elige tu banco de la lista.' }, values: {} } });
+          return showPayment(reply, found, 422, {
+            chosenAmount: amount,
+            amountInput,
+            form: { method: 'banklink', errors: { bank: 'Elige tu banco de la lista.' }, values: {} },
+          });
         }
         const intent = await start(reply, found, 'banklink', amount);
         if (!intent) return reply;
@@ -419,7 +460,8 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
         return reply.redirect(`/pay/${begun.found.payment.id}/attempts/${intent.id}`, 303);
       });
 
-      const qrExpiry = (payment: PaymentRow, intent: IntentRow) => new Date(new Date(intent.created_at).getTime() + (payment.rtkey_expires_in ?? 30) * 60_000);
+      const qrExpiry = (payment: PaymentRow, intent: IntentRow) =>
+        new Date(new Date(intent.created_at).getTime() + (payment.rtkey_expires_in ?? 30) * 60_000);
 
       /** A waiting attempt's own page: the sandbox bank or the QR. */
       scope.get('/:id/attempts/:intentId', { schema: { hide: true } }, async (req, reply) => {
@@ -432,7 +474,16 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
         const { payment, companyName } = found;
         const token = tokens.issue(payment.id, now());
         const action = `/pay/${payment.id}/attempts/${intent.id}`;
-        const waiting = { companyName, title: payment.title, amount: intent.amount, currency: intent.currency, operation: intent.id, action, token, environment: payment.environment };
+        const waiting = {
+          companyName,
+          title: payment.title,
+          amount: intent.amount,
+          currency: intent.currency,
+          operation: intent.id,
+          action,
+          token,
+          environment: payment.environment,
+        };
         if (intent.method === 'rtkey') {
           const expiresAt = qrExpiry(payment, intent);
           if (expiresAt.getTime() <= now().getTime()) {
@@ -440,13 +491,31 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
             deps.jobs.wake();
             return reply.redirect(paymentUrl(payment, { intento: intent.id }), 303);
           }
-          const payload = emvcoPayload({ key: intent.network_id ?? intent.id, merchant: companyName, amountMinor: intent.amount, currency: intent.currency, reference: intent.id });
+          const payload = emvcoPayload({
+            key: intent.network_id ?? intent.id,
+            merchant: companyName,
+            amountMinor: intent.amount,
+            currency: intent.currency,
+            reference: intent.id,
+          });
           const svg = qrSvg(payload, `Código QR para pagar ${money(intent.amount, intent.currency)} a ${companyName}`);
-          return sendPage(reply, 200, qrPage({ ...waiting, banner: testBanner(payment), payload, svg, expiresAt, checkUrl: action, cancellable: true }));
+          return sendPage(
+            reply,
+            200,
+            qrPage({ ...waiting, banner: testBanner(payment), payload, svg, expiresAt, checkUrl: action, cancellable: true }),
+          );
         }
         const bankId = typeof (req.query as Body).banco === 'string' ? String((req.query as Body).banco) : '';
         const bank = bankId ? await findBank(db(), bankId) : undefined;
-        return sendPage(reply, 200, bankPage({ ...waiting, bankName: bank && bank.banklink ? bank.name : null, returnsTo: `Al terminar volverás a la página de pago de ${companyName}.` }));
+        return sendPage(
+          reply,
+          200,
+          bankPage({
+            ...waiting,
+            bankName: bank && bank.banklink ? bank.name : null,
+            returnsTo: `Al terminar volverás a la página de pago de ${companyName}.`,
+          }),
+        );
       });
 
       scope.post('/:id/attempts/:intentId', { schema: { hide: true } }, async (req, reply) => {
@@ -498,7 +567,10 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
         const rows = searched && !error ? await findByReference(db(), reference, company) : [];
         const hits = rows.map((r) => {
           const d = r.amount === null ? null : r.amount > r.amount_paid ? r.amount - r.amount_paid : 0n;
-          const expired = r.expires_at !== null && new Date(r.expires_at).getTime() <= now().getTime() && ['pending', 'declined', 'partially_paid'].includes(r.status);
+          const expired =
+            r.expires_at !== null &&
+            new Date(r.expires_at).getTime() <= now().getTime() &&
+            ['pending', 'declined', 'partially_paid'].includes(r.status);
           return {
             id: r.id,
             title: r.title,
@@ -509,10 +581,13 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
             test: r.environment === 'test',
           };
         });
-        return sendPage(reply, searched && !error ? 200 : error ? 422 : 200, portalPage({ reference, company, error, searched: searched && !error, hits }));
+        return sendPage(
+          reply,
+          searched && !error ? 200 : error ? 422 : 200,
+          portalPage({ reference, company, error, searched: searched && !error, hits }),
+        );
       });
     },
     { prefix: '/portal' },
   );
 }
-

@@ -65,7 +65,8 @@ export function checkCard(input: CardInput, now: Date): { errors: FieldErrors; c
   const cvv = input.cvv.trim();
   const amex = /^3[47]/.test(pan);
   if (cvv === '') errors.cvv = 'Escribe el código de seguridad (CVV).';
-  else if (!(amex ? /^\d{4}$/ : /^\d{3}$/).test(cvv)) errors.cvv = amex ? 'El código de seguridad tiene 4 dígitos.' : 'El código de seguridad tiene 3 dígitos.';
+  else if (!(amex ? /^\d{4}$/ : /^\d{3}$/).test(cvv))
+    errors.cvv = amex ? 'El código de seguridad tiene 4 dígitos.' : 'El código de seguridad tiene 3 dígitos.';
 
   const holder = input.holder_name.trim().replace(/\s+/g, ' ');
   if (holder.length < 2) errors.holder_name = 'Escribe el nombre como aparece en la tarjeta.';

@@ -1,7 +1,7 @@
 import type { IntentRow, PaymentRow } from '../modules/payments/queries.ts';
 import type { PaymentMethod } from '../modules/payments/tables.ts';
-import { MINIMUM_MINOR } from '../modules/payments/money.ts';
-import { fromBasisPoints } from '../modules/payments/money.ts';
+import { MINIMUM_MINOR } from '../platform/money.ts';
+import { fromBasisPoints } from '../platform/money.ts';
 import { html, icons, page, raw, type Html, type RenderedPage } from './html.ts';
 import { METHOD_NAMES, STATUS_NAMES, money, pesosText, when } from './format.ts';
 import { declineText, type FieldErrors } from './sandbox.ts';
@@ -96,7 +96,9 @@ function summary(v: PayView): Html {
     d === null
       ? html`<p class="lead"><strong>Monto abierto:</strong> tú eliges cuánto pagar (mínimo ${money(MINIMUM_MINOR[p.currency], p.currency)}).</p>`
       : html`<p class="muted small">${p.amount_paid > 0n ? 'Falta por pagar' : 'Total a pagar'}</p><p class="amount" id="monto-total">${money(d, p.currency)}</p>${
-          p.partial_enabled && d > attemptMinimum(p) ? html`<p class="muted small">Puedes pagarlo por partes, desde ${money(attemptMinimum(p), p.currency)}.</p>` : ''
+          p.partial_enabled && d > attemptMinimum(p)
+            ? html`<p class="muted small">Puedes pagarlo por partes, desde ${money(attemptMinimum(p), p.currency)}.</p>`
+            : ''
         }`;
   return html`<section class="card" aria-labelledby="titulo">
 <h1 id="titulo">${p.title}</h1>
@@ -257,10 +259,7 @@ function amountStep(v: PayView): Html | '' {
   const chosen = v.chosenAmount;
   const errors: FieldErrors = v.amountError ? { monto: v.amountError } : {};
   const hint = max !== null ? `Desde ${money(min, p.currency)} hasta ${money(max, p.currency)}.` : `Mínimo ${money(min, p.currency)}.`;
-  const chosenLine =
-    chosen !== null && !v.amountError
-      ? html`<p>Vas a pagar <strong>${money(chosen, p.currency)}</strong>.</p>`
-      : '';
+  const chosenLine = chosen !== null && !v.amountError ? html`<p>Vas a pagar <strong>${money(chosen, p.currency)}</strong>.</p>` : '';
   return html`<section class="card" aria-labelledby="monto-h">
 <h2 id="monto-h">${open ? '¿Cuánto quieres pagar?' : '¿Quieres pagar otro monto?'}</h2>
 ${chosenLine}
@@ -380,10 +379,15 @@ export function finalPage(v: { payment: PaymentRow; companyName: string; now: Da
     else if (p.amount_paid > 0n) facts.push(html`<div><dt>Valor</dt><dd>${money(p.amount_paid, p.currency)}</dd></div>`);
     if (p.reference) facts.push(html`<div><dt>Referencia</dt><dd>${p.reference}</dd></div>`);
     if (p.paid_at) facts.push(html`<div><dt>Fecha</dt><dd>${when(p.paid_at)}</dd></div>`);
-    if (i) facts.push(html`<div><dt>Medio de pago</dt><dd>${METHOD_NAMES[i.method] ?? i.method}</dd></div>`, html`<div><dt>Número de operación</dt><dd>${i.id}</dd></div>`);
+    if (i)
+      facts.push(
+        html`<div><dt>Medio de pago</dt><dd>${METHOD_NAMES[i.method] ?? i.method}</dd></div>`,
+        html`<div><dt>Número de operación</dt><dd>${i.id}</dd></div>`,
+      );
     return html`<dl class="facts">${facts}</dl>`;
   };
-  const back = p.redirect_url && /^https?:\/\//i.test(p.redirect_url) ? html`<p><a class="button" href="${p.redirect_url}">Volver al comercio</a></p>` : '';
+  const back =
+    p.redirect_url && /^https?:\/\//i.test(p.redirect_url) ? html`<p><a class="button" href="${p.redirect_url}">Volver al comercio</a></p>` : '';
   switch (p.status) {
     case 'approved':
     case 'paid_externally':
@@ -473,7 +477,9 @@ export function bankPage(v: WaitingView & { bankName: string | null; returnsTo: 
  * The instant-key QR with its EMVCo payload and the sandbox's "Simular pago". `checkUrl`: the
  * "Ya pagué" link; `cancellable`: a payment's attempt can be abandoned for another method.
  */
-export function qrPage(v: WaitingView & { banner: Html | ''; payload: string; svg: string; expiresAt: Date; checkUrl: string; cancellable: boolean }): RenderedPage {
+export function qrPage(
+  v: WaitingView & { banner: Html | ''; payload: string; svg: string; expiresAt: Date; checkUrl: string; cancellable: boolean },
+): RenderedPage {
   const body = html`${v.banner}
 <section class="card" aria-labelledby="qr-h">
 <h1 id="qr-h">Escanea para pagar ${money(v.amount, v.currency)}</h1>
@@ -543,7 +549,10 @@ ${facts}${back}
   } else if (v.status === 'failed') {
     const [heading, text] =
       v.remarks === 'EXPIRED'
-        ? ['Este pago venció', `El plazo para pagar terminó sin que se completara el pago. Si todavía necesitas pagar, pide a ${v.companyName} un enlace nuevo.`]
+        ? [
+            'Este pago venció',
+            `El plazo para pagar terminó sin que se completara el pago. Si todavía necesitas pagar, pide a ${v.companyName} un enlace nuevo.`,
+          ]
         : v.remarks === 'CANCELLED'
           ? ['Este cobro fue cancelado', `${v.companyName} canceló este cobro. No tienes que pagar nada por este enlace.`]
           : ['Tu pago no fue aprobado', `${declineText(v.remarks)} No se hizo ningún cobro.`];
@@ -560,7 +569,8 @@ ${facts}${back}
 ${facts}${back}
 </section>`;
   }
-  const banner = v.environment === 'test' ? html`<div class="banner" role="note"><strong>Modo de prueba.</strong> No se mueve dinero real.</div>` : '';
+  const banner =
+    v.environment === 'test' ? html`<div class="banner" role="note"><strong>Modo de prueba.</strong> No se mueve dinero real.</div>` : '';
   return page({ title: `${v.title} · ${v.companyName}`, company: v.companyName, body: html`${banner}${body}` });
 }
 
@@ -626,7 +636,11 @@ ${fieldError('referencia', errors)}
 </form>
 </section>
 <div aria-live="polite">${results}</div>`;
-  return page({ title: 'Paga tu cobro · Recaudo', body, script: "(function(){var s=document.querySelector('[data-error-summary]');if(s)s.focus();})();" });
+  return page({
+    title: 'Paga tu cobro · Recaudo',
+    body,
+    script: "(function(){var s=document.querySelector('[data-error-summary]');if(s)s.focus();})();",
+  });
 }
 
 export { STATUS_NAMES };

@@ -1,9 +1,12 @@
+import type { DocumentBuilder } from '../documents/dian/model.ts';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Rails } from '../rails/index.ts';
 import type { Clock } from './clock.ts';
 import type { Database, Executor } from './db/database.ts';
 import type { Environment } from './db/schema.ts';
+import type { Tenant } from './scope.ts';
+import type { TransitionListeners } from './transitions.ts';
 import type { JobQueue } from './jobs/queue.ts';
 import type { MetricsRegistry } from './metrics.ts';
 
@@ -15,8 +18,23 @@ export interface AppDeps {
   logger: Logger;
   jobs: JobQueue;
   metrics: MetricsRegistry;
-  /** Outbound messaging and e-mail (docs/rails.md); closed after the jobs, before the database. */
+  /** Every outside system (docs/rails.md); closed after the jobs, before the database. */
   rails: Rails;
+  /** Builds the legal DIAN document and its PDF (src/documents/dian; pure). Tests may replace it. */
+  documents: DocumentBuilder;
+  /** Reactions of one module to another's status changes, in the same transaction (this runtime's). */
+  transitions: TransitionListeners<ServiceScope>;
+}
+
+/**
+ * What a domain service needs: the tenant (company and environment), an executor and the process
+ * dependencies. A RequestContext is one; jobs and the payer pages build one from AppDeps.
+ */
+export interface ServiceScope extends Tenant {
+  db: Executor;
+  deps: AppDeps;
+  /** A request context wakes this process's workers once its transaction commits. */
+  notifyWorkers?: () => void;
 }
 
 /** Who is calling: resolved from the API key by the auth hook. */

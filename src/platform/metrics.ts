@@ -80,7 +80,11 @@ export class MetricsRegistry {
     const parts = this.metrics.map((m) => m.render());
     for (const collector of this.collectors) {
       for (const g of await collector()) {
-        parts.push([`# HELP ${g.name} ${g.help}`, `# TYPE ${g.name} gauge`, ...g.samples.map((s) => `${g.name}${labelText(s.labels ?? {})} ${s.value}`)].join('\n'));
+        parts.push(
+          [`# HELP ${g.name} ${g.help}`, `# TYPE ${g.name} gauge`, ...g.samples.map((s) => `${g.name}${labelText(s.labels ?? {})} ${s.value}`)].join(
+            '\n',
+          ),
+        );
       }
     }
     return `${parts.join('\n')}\n`;

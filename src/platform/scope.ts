@@ -2,6 +2,31 @@ import { ApiError } from './errors/api-error.ts';
 import type { Environment } from './db/schema.ts';
 import { isUuid } from './ids.ts';
 
+/** The tenant every row belongs to: a company in one environment (test or live). */
+export interface Tenant {
+  companyId: string;
+  environment: Environment;
+}
+
+/**
+ * THE tenant filter of a query: `company_id` and `environment` of the table being read, updated or
+ * deleted. Every query of a tenant's rows goes through it (`.$call(inTenant(scope))`), so a
+ * query can never forget half of the scope.
+ */
+export function inTenant(tenant: Tenant) {
+  // Kysely's where() is typed per table; the two columns exist on every tenant table.
+  return <QB extends { where: (...args: any[]) => any }>(qb: QB): QB =>
+    qb.where('company_id', '=', tenant.companyId).where('environment', '=', tenant.environment);
+}
+
+/**
+ * A company's rows in both environments: only for a lookup by id that assertInScope follows, so a
+ * row of the other environment answers environment_key_mismatch rather than a bare 404.
+ */
+export function inCompany(tenant: Pick<Tenant, 'companyId'>) {
+  return <QB extends { where: (...args: any[]) => any }>(qb: QB): QB => qb.where('company_id', '=', tenant.companyId);
+}
+
 /**
  * Checks a row fetched by id within the caller's company (never across companies): absent or
  * deleted → 404 record_not_found; the other environment → 404 environment_key_mismatch.

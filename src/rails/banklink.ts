@@ -14,6 +14,8 @@ export interface BanklinkSession {
 
 export interface BanklinkPort {
   readonly name: string;
+  /** Why this rail cannot give money back, or absent when it can (see DebitPort). */
+  readonly refundsUnavailable?: string;
   open(session: BanklinkSession): Promise<{ networkId: string }>;
   /** Withdraws a session still open (an expired or cancelled charge); nothing happens to a settled one. */
   cancel(reference: string): Promise<void>;

@@ -13,8 +13,13 @@ export interface DebitRequest {
   method: 'card' | 'account';
   amount: bigint;
   currency: string;
-  /** The card's sandbox outcome class and expiry (card debits). */
-  card: { outcome_class: string; exp_month: number; exp_year: number } | null;
+  /**
+   * The card (card debits): its sandbox outcome class and expiry, and `source`, the connector's
+   * opaque reference to the card saved at the provider (null for a card saved without one).
+   */
+  card: { outcome_class: string; exp_month: number; exp_year: number; source?: string | null } | null;
+  /** Card debits: the number of monthly installments the payer chose (1 when absent). */
+  installments?: number;
   test_scenario: string | null;
   /** When the debit was recorded: the sandbox bank settles an account debit a fixed delay after it. */
   submittedAt: Date;
@@ -33,8 +38,43 @@ export interface RefundRequest {
   currency: string;
 }
 
+/** Card data on its way to a provider's vault: held in memory for the call, never stored. */
+export interface CardData {
+  number: string;
+  cvc: string;
+  expMonth: number;
+  expYear: number;
+  holderName: string;
+}
+
+/** The provider refused the card data (a definitive answer: nothing was saved there). */
+export class CardRefused extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+    this.name = 'CardRefused';
+  }
+}
+
+/** A card saved at the provider: `source` is opaque to Recaudo; `acceptance` is the provider's terms the payer accepted. */
+export interface SavedCard {
+  source: string;
+  acceptance: { permalink: string; acceptedAt: Date } | null;
+}
+
 export interface DebitPort {
   readonly name: string;
+  /**
+   * Why this rail cannot give money back (a provider without refunds), or absent when it can. The
+   * refund is refused with 422 rail_refund_unavailable before anything is recorded.
+   */
+  readonly refundsUnavailable?: string;
+  /**
+   * Connectors that keep cards at the provider: the card data becomes the provider's single-use
+   * token (POST /tokens, POST /cards). The sandbox keeps nothing and has no such step.
+   */
+  tokenizeCard?(card: CardData): Promise<{ token: string }>;
+  /** ...and the token a reusable source of the customer's (POST /cards, POST /cards/tokenized). */
+  saveCard?(input: { token: string; customerEmail: string; acceptedAt: Date }): Promise<SavedCard>;
   /** Submits the debit (again: the same answer). */
   debit(request: DebitRequest): Promise<DebitOutcome>;
   /** Where a submitted debit stands now. */

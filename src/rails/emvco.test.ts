@@ -9,14 +9,21 @@ describe('EMVCo merchant-presented QR', () => {
     assert.equal(crc16('123456789'), '29B1');
     // The Brazilian central bank's published Pix example (an EMVCo merchant-presented payload):
     // its tag 63 is 1D3D, computed over everything before it, "6304" included.
-    const pix = '00020126580014br.gov.bcb.pix0136123e4567-e12b-12d1-a456-4266554400005204000053039865802BR5913Fulano de Tal6008BRASILIA62070503***6304';
+    const pix =
+      '00020126580014br.gov.bcb.pix0136123e4567-e12b-12d1-a456-4266554400005204000053039865802BR5913Fulano de Tal6008BRASILIA62070503***6304';
     assert.equal(crc16(pix), '1D3D');
     assert.equal(parseEmvco(`${pix}1D3D`).crcValid, true);
     assert.equal(parseEmvco(`${pix}1D3E`).crcValid, false);
   });
 
   test('the payload has every tag, in order, with lengths, and a CRC over the whole string', () => {
-    const payload = emvcoPayload({ key: 'sbx_rtkey_ch_1', merchant: 'Café Ñandú SAS', amountMinor: 15_000_050n, currency: 'COP', reference: 'FAC-2025-0012' });
+    const payload = emvcoPayload({
+      key: 'sbx_rtkey_ch_1',
+      merchant: 'Café Ñandú SAS',
+      amountMinor: 15_000_050n,
+      currency: 'COP',
+      reference: 'FAC-2025-0012',
+    });
     const { tags, order, crcValid } = parseEmvco(payload);
     assert.ok(crcValid);
     assert.deepEqual(order, ['00', '01', '26', '52', '53', '54', '58', '59', '60', '62', '63']);

@@ -40,7 +40,15 @@ function ascii(value: string, max: number): string {
  * 59 merchant name, 60 city, 62 additional data (05 reference label), 63 CRC over everything
  * before it, "6304" included.
  */
-export function emvcoPayload(input: { key: string; merchant: string; amountMinor: bigint; currency: string; reference: string; mcc?: string; city?: string }): string {
+export function emvcoPayload(input: {
+  key: string;
+  merchant: string;
+  amountMinor: bigint;
+  currency: string;
+  reference: string;
+  mcc?: string;
+  city?: string;
+}): string {
   const amount = `${input.amountMinor / 100n}.${(input.amountMinor % 100n).toString().padStart(2, '0')}`;
   const body =
     tlv('00', '01') +

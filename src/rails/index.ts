@@ -11,18 +11,31 @@ import { ConnectorRegistry, resolveMoneyRail, type MoneyPorts, type MoneyRail, t
 import { SandboxPayouts } from './payouts.ts';
 import { SandboxRtkey } from './rtkey.ts';
 import { SandboxWallet } from './wallets.ts';
+import { StoredConnectors, type ConnectorSettingsReader, type ConnectorOptions } from './connectors/index.ts';
+import { createTaxAuthorities, type DianConfigResolver, type TaxAuthority } from './tax-authority/index.ts';
 
 export * from './messaging/index.ts';
 export * from './email/index.ts';
 export * from './money.ts';
-export type { DebitOutcome, DebitPort, DebitRequest, RefundRequest } from './debit.ts';
+export * from './tax-authority/index.ts';
+export * from './connectors/index.ts';
+export { CardRefused, type CardData, type DebitOutcome, type DebitPort, type DebitRequest, type RefundRequest, type SavedCard } from './debit.ts';
 export type { BanklinkPort, BanklinkSession } from './banklink.ts';
 export { QrRegistrationFailed, type QrRegistration, type RtkeyPort } from './rtkey.ts';
 export type { WalletOutcome, WalletPort, WalletRequest } from './wallets.ts';
 export type { EnrollmentOutcome, EnrollmentPort, EnrollmentRequest } from './enrollment.ts';
 export type { DirectoryEntry, InstantKeyType, KeyDirectoryPort } from './key-directory.ts';
 export type { PayoutOutcome, PayoutPort, PayoutRequest } from './payouts.ts';
-export { paymentLinkMessage, paymentCancelledMessage, formatAmount, formatDateTime, escapeHtml, type PaymentLinkMessage, type PaymentLinkMessageInput, type PaymentCancelledMessageInput } from './messages.ts';
+export {
+  paymentLinkMessage,
+  paymentCancelledMessage,
+  formatAmount,
+  formatDateTime,
+  escapeHtml,
+  type PaymentLinkMessage,
+  type PaymentLinkMessageInput,
+  type PaymentCancelledMessageInput,
+} from './messages.ts';
 
 export type RailEnvironment = 'test' | 'live';
 
@@ -56,8 +69,15 @@ export interface Rails {
    * for their runtime.
    */
   sandbox: MoneyPorts;
+  /**
+   * The tax authority (DIAN) of each environment: the sandbox authority for test keys, DIAN's web
+   * service for live ones. Tests may replace one (a spy, an authority that loses answers).
+   */
+  taxAuthority: Record<RailEnvironment, TaxAuthority>;
   /** Real providers' adapters installed for live (or a test environment pointed at a provider's sandbox). */
   connectors: ConnectorRegistry;
+  /** A company's connector settings changed: this process uses the new ones from the next call. */
+  forgetConnectors(scope: RailScope): void;
   /**
    * The adapter of a money rail for a company's environment: its connector, else the sandbox for
    * test keys; for live keys without a connector it throws `rail_not_configured` (422 10900).
@@ -81,6 +101,10 @@ export type RailsConfig = Pick<
   | 'smtpFrom'
   | 'sandboxChargeDelayMs'
   | 'sandboxAccountDelayMs'
+  | 'sandboxStampDelayMs'
+  | 'railCallTimeoutMs'
+  | 'connectorPollAfterMs'
+  | 'connectorSettingsTtlMs'
 >;
 
 /** The sandbox adapters of the money rails (PRODUCT.md "Test environment"; the sandbox table). */
@@ -100,7 +124,17 @@ export function createSandboxMoneyRails(config: Pick<RailsConfig, 'sandboxCharge
 }
 
 /** Picks each rail's adapter from the configuration. */
-export function createRails(config: RailsConfig, logger: Logger, opts: { clock?: Clock } = {}): Rails {
+export function createRails(
+  config: RailsConfig,
+  logger: Logger,
+  opts: {
+    clock?: Clock;
+    dianConfig?: DianConfigResolver;
+    /** The companies' connector settings (the connectors module reads them). */
+    connectorSettings?: ConnectorSettingsReader;
+    observeConnector?: ConnectorOptions['observe'];
+  } = {},
+): Rails {
   const log = logger.child({ component: 'rails' });
   const sandboxMessaging = () => new SandboxMessaging({ delayMs: config.messagingSandboxDelayMs, logger: log, clock: opts.clock });
   const sandboxEmail = () => new SandboxEmail({ from: config.smtpFrom, logger: log, clock: opts.clock });
@@ -120,12 +154,28 @@ export function createRails(config: RailsConfig, logger: Logger, opts: { clock?:
   };
   log.debug({ messaging: live.messaging.provider, email: live.email.provider }, 'live rails');
   const sandbox = createSandboxMoneyRails(config, opts.clock ?? systemClock);
-  const connectors = new ConnectorRegistry();
+  const stored = opts.connectorSettings
+    ? new StoredConnectors(opts.connectorSettings, {
+        clock: opts.clock ?? systemClock,
+        timeoutMs: config.railCallTimeoutMs,
+        pollAfterMs: config.connectorPollAfterMs,
+        ttlMs: config.connectorSettingsTtlMs,
+        observe: opts.observeConnector,
+      })
+    : null;
+  const connectors = new ConnectorRegistry(stored);
+  const taxAuthority = createTaxAuthorities({
+    clock: opts.clock ?? systemClock,
+    sandboxDelayMs: config.sandboxStampDelayMs,
+    dianConfig: opts.dianConfig,
+  });
   return {
     test,
     live,
     sandbox,
+    taxAuthority,
     connectors,
+    forgetConnectors: (scope) => stored?.forget(scope),
     money: (scope, rail) => resolveMoneyRail(connectors, sandbox, scope, rail),
     async serves(scope, rail) {
       return scope.environment === 'test' || (await connectors.find(scope, rail)) !== null;

@@ -39,7 +39,10 @@ describe('payment link messages', () => {
     );
     assert.equal(m.email.subject, 'Panadería La Espiga S.A.S.: solicitud de pago por $ 150.000');
     assert.match(m.email.text, /^Hola:\n\nPanadería La Espiga S\.A\.S\. le envió una solicitud de pago\.\n/);
-    assert.match(m.email.text, /\nConcepto: Pedido de cumpleaños\nValor: \$ 150\.000\nVence: 15 de mayo de 2025, 11:59 p\. m\. \(hora de Colombia\)\n/);
+    assert.match(
+      m.email.text,
+      /\nConcepto: Pedido de cumpleaños\nValor: \$ 150\.000\nVence: 15 de mayo de 2025, 11:59 p\. m\. \(hora de Colombia\)\n/,
+    );
     assert.match(m.email.text, /\nPara pagar, abra este enlace:\nhttps:\/\/pagos\.recaudo\.co\/p\/pay_01abc\n/);
     assert.match(m.email.html, /<html lang="es">/);
     assert.match(m.email.html, /<a href="https:\/\/pagos\.recaudo\.co\/p\/pay_01abc"[^>]*>Pagar ahora<\/a>/);
@@ -74,7 +77,10 @@ describe('payment link messages', () => {
   test('a long title is cut in the SMS, never the link', () => {
     const title = 'Cuota de administración del conjunto residencial '.repeat(4);
     const m = paymentLinkMessage({ companyName: 'Conjunto Los Álamos', title, amountText: '$ 350.000', link: 'https://pagos.recaudo.co/p/pay_04' });
-    assert.match(m.sms, /Cuota de administración del conjunto residencial Cuota de a…, por \$ 350\.000\. Pague aquí: https:\/\/pagos\.recaudo\.co\/p\/pay_04$/);
+    assert.match(
+      m.sms,
+      /Cuota de administración del conjunto residencial Cuota de a…, por \$ 350\.000\. Pague aquí: https:\/\/pagos\.recaudo\.co\/p\/pay_04$/,
+    );
     assert.ok(m.email.text.includes(title.trim()), 'the e-mail keeps the whole title');
   });
 
@@ -85,7 +91,10 @@ describe('payment link messages', () => {
 
   test('the cancellation text: Spanish, no link, escaped, one-line SMS', () => {
     const m = paymentCancelledMessage({ companyName: 'Acme <b>SAS</b>', title: 'Factura\r\nFV-1', amountText: formatAmount(150000) });
-    assert.equal(m.sms, 'Acme <b>SAS</b> anuló la solicitud de pago: Factura FV-1, por $ 150.000. Ya no debe pagarla; el enlace de pago dejó de funcionar.');
+    assert.equal(
+      m.sms,
+      'Acme <b>SAS</b> anuló la solicitud de pago: Factura FV-1, por $ 150.000. Ya no debe pagarla; el enlace de pago dejó de funcionar.',
+    );
     assert.equal(m.email.subject, 'Acme <b>SAS</b>: solicitud de pago anulada');
     assert.match(m.email.text, /Valor: \$ 150\.000/);
     assert.match(m.email.html, /Acme &lt;b&gt;SAS&lt;\/b&gt;/);

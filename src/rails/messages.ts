@@ -43,7 +43,10 @@ function plainSpaces(value: string): string {
 
 /** One line, no control characters, at most `max` characters (with an ellipsis when cut). */
 function line(value: string, max: number): string {
-  const flat = value.replace(/[\u0000-\u001f\u007f\u2028\u2029]+/g, ' ').replace(/\s{2,}/g, ' ').trim();
+  const flat = value
+    .replace(/[\u0000-\u001f\u007f\u2028\u2029]+/g, ' ')
+    .replace(/\s{2,}/g, ' ')
+    .trim();
   return flat.length > max ? `${flat.slice(0, max - 1).trimEnd()}…` : flat;
 }
 
@@ -110,14 +113,18 @@ export function paymentLinkMessage(input: PaymentLinkMessageInput): PaymentLinkM
   ].join('\n');
 
   const h = escapeHtml;
-  const html = emailLayout(subject, company, `<p style="margin:0 0 16px;font-size:16px;"><strong>${h(company)}</strong> le envió una solicitud de pago.</p>
+  const html = emailLayout(
+    subject,
+    company,
+    `<p style="margin:0 0 16px;font-size:16px;"><strong>${h(company)}</strong> le envió una solicitud de pago.</p>
 <table role="presentation" cellpadding="0" cellspacing="0" style="margin:0 0 24px;font-size:16px;">
 ${rows.map(([k, v]) => `<tr><td style="padding:4px 16px 4px 0;color:#52606d;">${h(k)}</td><td style="padding:4px 0;${k === 'Valor' ? 'white-space:nowrap;font-weight:bold;' : ''}">${h(v)}</td></tr>`).join('\n')}
 </table>
 <p style="margin:0 0 24px;"><a href="${h(link)}" style="display:inline-block;padding:12px 24px;background:#0b5cad;color:#ffffff;text-decoration:none;border-radius:6px;font-size:16px;font-weight:bold;">Pagar ahora</a></p>
 <p style="margin:0 0 16px;font-size:14px;color:#52606d;">Si el botón no funciona, copie este enlace en su navegador:<br><a href="${h(link)}" style="color:#0b5cad;word-break:break-all;">${h(link)}</a></p>
 <p style="margin:0 0 16px;font-size:14px;color:#52606d;">Si no reconoce este cobro, no pague y comuníquese con ${h(company)}.</p>
-`);
+`,
+  );
   return { sms, email: { subject, text, html } };
 }
 
@@ -160,7 +167,10 @@ export function paymentCancelledMessage(input: PaymentCancelledMessageInput): Pa
   const company = line(input.companyName, 80);
   const title = line(input.title, 255);
   const amount = input.amountText === undefined ? undefined : line(input.amountText, 40);
-  const sms = `${company} anuló la solicitud de pago: ${line(input.title, 60)}` + (amount ? `, por ${amount}` : '') + '. Ya no debe pagarla; el enlace de pago dejó de funcionar.';
+  const sms =
+    `${company} anuló la solicitud de pago: ${line(input.title, 60)}` +
+    (amount ? `, por ${amount}` : '') +
+    '. Ya no debe pagarla; el enlace de pago dejó de funcionar.';
   const subject = `${company}: solicitud de pago anulada`;
   const rows: [string, string][] = [['Concepto', title]];
   if (amount) rows.push(['Valor', amount]);
@@ -178,12 +188,16 @@ export function paymentCancelledMessage(input: PaymentCancelledMessageInput): Pa
     '',
   ].join('\n');
   const h = escapeHtml;
-  const html = emailLayout(subject, company, `<p style="margin:0 0 16px;font-size:16px;"><strong>${h(company)}</strong> anuló esta solicitud de pago:</p>
+  const html = emailLayout(
+    subject,
+    company,
+    `<p style="margin:0 0 16px;font-size:16px;"><strong>${h(company)}</strong> anuló esta solicitud de pago:</p>
 <table role="presentation" cellpadding="0" cellspacing="0" style="margin:0 0 24px;font-size:16px;">
 ${rows.map(([k, v]) => `<tr><td style="padding:4px 16px 4px 0;color:#52606d;">${h(k)}</td><td style="padding:4px 0;">${h(v)}</td></tr>`).join('\n')}
 </table>
 <p style="margin:0 0 16px;font-size:16px;">Ya no debe pagarla; el enlace de pago dejó de funcionar.</p>
 <p style="margin:0 0 16px;font-size:14px;color:#52606d;">Si tiene preguntas, comuníquese con ${h(company)}.</p>
-`);
+`,
+  );
   return { sms, email: { subject, text, html } };
 }

@@ -5,6 +5,8 @@ import type { EnrollmentPort } from './enrollment.ts';
 import type { KeyDirectoryPort } from './key-directory.ts';
 import type { PayoutPort } from './payouts.ts';
 import type { RtkeyPort } from './rtkey.ts';
+import type { Tenant } from '../platform/scope.ts';
+import type { Executor } from '../platform/db/database.ts';
 import type { WalletPort } from './wallets.ts';
 
 /** Every rail that moves or promises money (PRODUCT.md "Live money"), by the name errors give. */
@@ -24,11 +26,12 @@ export interface MoneyPorts {
   key_directory: KeyDirectoryPort;
 }
 
-/** Whose rail: one company's test or live environment. */
-export interface RailScope {
-  companyId: string;
-  environment: 'test' | 'live';
-}
+/**
+ * A rail is resolved for a tenant: a company in one environment. `db`: the caller's executor (its
+ * transaction, in a request), which stored connector settings are read with — on the embedded
+ * engine's single session a read outside the open transaction would wait for it forever.
+ */
+export type RailScope = Tenant & { db?: Executor };
 
 /** Where connectors (real providers' adapters) come from, per company and environment. */
 export interface ConnectorSource {
@@ -43,6 +46,9 @@ export interface ConnectorSource {
  */
 export class ConnectorRegistry implements ConnectorSource {
   private readonly entries = new Map<string, unknown>();
+
+  /** `stored`: the connectors companies configured (their settings), asked when none is installed here. */
+  constructor(private readonly stored: ConnectorSource | null = null) {}
 
   private static key(rail: MoneyRail, environment: RailScope['environment'], companyId: string | null): string {
     return `${rail}:${environment}:${companyId ?? '*'}`;
@@ -60,7 +66,9 @@ export class ConnectorRegistry implements ConnectorSource {
   async find<K extends MoneyRail>(scope: RailScope, rail: K): Promise<MoneyPorts[K] | null> {
     const own = this.entries.get(ConnectorRegistry.key(rail, scope.environment, scope.companyId));
     const shared = this.entries.get(ConnectorRegistry.key(rail, scope.environment, null));
-    return ((own ?? shared) as MoneyPorts[K] | undefined) ?? null;
+    const installed = (own ?? shared) as MoneyPorts[K] | undefined;
+    if (installed) return installed;
+    return this.stored ? this.stored.find(scope, rail) : null;
   }
 }
 
@@ -77,7 +85,12 @@ export function railNotConfigured(rail: MoneyRail): ApiError {
  * configured; otherwise the sandbox for test keys and, for live keys, rail_not_configured —
  * a live key never gets a simulated outcome.
  */
-export async function resolveMoneyRail<K extends MoneyRail>(connectors: ConnectorSource, sandbox: MoneyPorts, scope: RailScope, rail: K): Promise<MoneyPorts[K]> {
+export async function resolveMoneyRail<K extends MoneyRail>(
+  connectors: ConnectorSource,
+  sandbox: MoneyPorts,
+  scope: RailScope,
+  rail: K,
+): Promise<MoneyPorts[K]> {
   const connector = await connectors.find(scope, rail);
   if (connector) return connector;
   if (scope.environment === 'test') return sandbox[rail];

@@ -13,7 +13,8 @@ export interface PayoutRequest {
   holderDocument: string;
 }
 
-export type PayoutOutcome = { status: 'paid'; networkId: string } | { status: 'failed'; networkId: string; remarks: string } | { status: 'pending'; networkId: string };
+export type PayoutOutcome =
+  { status: 'paid'; networkId: string } | { status: 'failed'; networkId: string; remarks: string } | { status: 'pending'; networkId: string };
 
 export interface PayoutPort {
   readonly name: string;

@@ -1,11 +1,20 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import net from 'node:net';
+import type net from 'node:net';
 import pino from 'pino';
 import { loadConfig } from '../config.ts';
 import { parseMail, startSmtpSink } from '../../test/smtp-sink.ts';
-import { HttpMessaging, SandboxEmail, SandboxMessaging, SmtpEmail, createRails, formatAmount, paymentLinkMessage, type RailEnvironment } from './index.ts';
+import {
+  HttpMessaging,
+  SandboxEmail,
+  SandboxMessaging,
+  SmtpEmail,
+  createRails,
+  formatAmount,
+  paymentLinkMessage,
+  type RailEnvironment,
+} from './index.ts';
 
 const logger = pino({ level: 'silent' });
 
@@ -32,7 +41,15 @@ describe('rails configuration and factory', () => {
       SMTP_FROM: 'Cobros <cobros@example.co>',
     });
     assert.deepEqual(
-      [config.messagingProvider, config.messagingHttpUrl, config.messagingHttpToken, config.messagingHttpTimeoutMs, config.messagingSandboxDelayMs, config.smtpUrl, config.smtpFrom],
+      [
+        config.messagingProvider,
+        config.messagingHttpUrl,
+        config.messagingHttpToken,
+        config.messagingHttpTimeoutMs,
+        config.messagingSandboxDelayMs,
+        config.smtpUrl,
+        config.smtpFrom,
+      ],
       ['http', 'https://sms-gateway.example.co/send', 'tok', 2500, 0, 'smtps://u:p@mail.example.co:465', 'Cobros <cobros@example.co>'],
     );
     assert.throws(() => loadConfig({ MESSAGING_PROVIDER: 'twilio' }), /MESSAGING_PROVIDER/);

@@ -43,7 +43,10 @@ export class SandboxRtkey implements RtkeyPort {
       throw new QrRegistrationFailed('The instant-payment scheme refused the QR registration (sandbox trigger).');
     }
     const networkId = `sbx_rtkey_${r.reference}`;
-    return { networkId, payload: emvcoPayload({ key: networkId, merchant: r.merchant, amountMinor: r.amount, currency: r.currency, reference: r.label }) };
+    return {
+      networkId,
+      payload: emvcoPayload({ key: networkId, merchant: r.merchant, amountMinor: r.amount, currency: r.currency, reference: r.label }),
+    };
   }
   async cancel(): Promise<void> {}
   async refund(request: RefundRequest): Promise<{ status: 'succeeded'; networkId: string }> {

@@ -63,21 +63,96 @@ export interface DirectoryEntry {
 
 /** The sandbox instant-key directory (GET /accounts/rtkey/{key} with a test key). */
 export const SANDBOX_KEY_DIRECTORY: readonly DirectoryEntry[] = [
-  { key_type: 'ALPHANUM', key_value: '@ana.gomez', document_type: 'CC', document_number: '1020304050', first_name: 'Ana', last_name: 'Gómez', status: 'ACTIVE', bank_code: '1007' },
-  { key_type: 'ALPHANUM', key_value: '@luis.perez', document_type: 'CC', document_number: '79123456', first_name: 'Luis', last_name: 'Pérez', status: 'ACTIVE', bank_code: '1051' },
-  { key_type: 'ALPHANUM', key_value: '@tienda.andina', document_type: 'NIT', document_number: '900123456', first_name: 'Tienda Andina SAS', last_name: '', status: 'ACTIVE', bank_code: '1001' },
-  { key_type: 'ALPHANUM', key_value: '@cuenta.cerrada', document_type: 'CC', document_number: '52111222', first_name: 'Marta', last_name: 'Rojas', status: 'INACTIVE', bank_code: '1013' },
-  { key_type: 'PHONE', key_value: '3001234567', document_type: 'CC', document_number: '1020304050', first_name: 'Ana', last_name: 'Gómez', status: 'ACTIVE', bank_code: '1507' },
-  { key_type: 'PHONE', key_value: '3109876543', document_type: 'CC', document_number: '80222333', first_name: 'Carlos', last_name: 'Ruiz', status: 'ACTIVE', bank_code: '1551' },
-  { key_type: 'EMAIL', key_value: 'maria.lopez@example.com', document_type: 'CC', document_number: '43555666', first_name: 'María', last_name: 'López', status: 'ACTIVE', bank_code: '1809' },
-  { key_type: 'ID', key_value: '1032456789', document_type: 'CC', document_number: '1032456789', first_name: 'Juan', last_name: 'Martínez', status: 'ACTIVE', bank_code: '1052' },
+  {
+    key_type: 'ALPHANUM',
+    key_value: '@ana.gomez',
+    document_type: 'CC',
+    document_number: '1020304050',
+    first_name: 'Ana',
+    last_name: 'Gómez',
+    status: 'ACTIVE',
+    bank_code: '1007',
+  },
+  {
+    key_type: 'ALPHANUM',
+    key_value: '@luis.perez',
+    document_type: 'CC',
+    document_number: '79123456',
+    first_name: 'Luis',
+    last_name: 'Pérez',
+    status: 'ACTIVE',
+    bank_code: '1051',
+  },
+  {
+    key_type: 'ALPHANUM',
+    key_value: '@tienda.andina',
+    document_type: 'NIT',
+    document_number: '900123456',
+    first_name: 'Tienda Andina SAS',
+    last_name: '',
+    status: 'ACTIVE',
+    bank_code: '1001',
+  },
+  {
+    key_type: 'ALPHANUM',
+    key_value: '@cuenta.cerrada',
+    document_type: 'CC',
+    document_number: '52111222',
+    first_name: 'Marta',
+    last_name: 'Rojas',
+    status: 'INACTIVE',
+    bank_code: '1013',
+  },
+  {
+    key_type: 'PHONE',
+    key_value: '3001234567',
+    document_type: 'CC',
+    document_number: '1020304050',
+    first_name: 'Ana',
+    last_name: 'Gómez',
+    status: 'ACTIVE',
+    bank_code: '1507',
+  },
+  {
+    key_type: 'PHONE',
+    key_value: '3109876543',
+    document_type: 'CC',
+    document_number: '80222333',
+    first_name: 'Carlos',
+    last_name: 'Ruiz',
+    status: 'ACTIVE',
+    bank_code: '1551',
+  },
+  {
+    key_type: 'EMAIL',
+    key_value: 'maria.lopez@example.com',
+    document_type: 'CC',
+    document_number: '43555666',
+    first_name: 'María',
+    last_name: 'López',
+    status: 'ACTIVE',
+    bank_code: '1809',
+  },
+  {
+    key_type: 'ID',
+    key_value: '1032456789',
+    document_type: 'CC',
+    document_number: '1032456789',
+    first_name: 'Juan',
+    last_name: 'Martínez',
+    status: 'ACTIVE',
+    bank_code: '1052',
+  },
 ];
 
 /**
  * A charge's or a payment's test_scenario applied to an approving answer: a decline reason
  * declines with it, `pending` waits for resolve. A declining answer always declines.
  */
-export function applyTestScenario<T extends { status: string }>(outcome: T, scenario: string | null): T | { status: 'declined'; remarks: DeclineReason } | { status: 'pending' } {
+export function applyTestScenario<T extends { status: string }>(
+  outcome: T,
+  scenario: string | null,
+): T | { status: 'declined'; remarks: DeclineReason } | { status: 'pending' } {
   if (outcome.status !== 'approved' || !scenario || scenario === 'approved') return outcome;
   if (scenario === 'pending') return { status: 'pending' };
   if (isDeclineReason(scenario)) return { status: 'declined', remarks: scenario };

@@ -16,6 +16,8 @@ export type WalletOutcome = { status: 'approved' } | { status: 'declined'; remar
 
 export interface WalletPort {
   readonly name: string;
+  /** Why this rail cannot give money back, or absent when it can (see DebitPort). */
+  readonly refundsUnavailable?: string;
   /** Sends the request to the payer's wallet app. */
   requestToPay(request: WalletRequest): Promise<{ networkId: string }>;
   /**

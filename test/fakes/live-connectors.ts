@@ -9,6 +9,8 @@ import { createSandboxMoneyRails, MONEY_RAILS, type MoneyRail } from '../../src/
  */
 export function installFakeLiveConnector(deps: AppDeps, opts: { companyId?: string; rails?: readonly MoneyRail[] } = {}): () => void {
   const adapters = createSandboxMoneyRails(deps.config, deps.clock);
-  const removers = (opts.rails ?? MONEY_RAILS).map((rail) => deps.rails.connectors.install(rail, adapters[rail] as never, { environment: 'live', companyId: opts.companyId }));
+  const removers = (opts.rails ?? MONEY_RAILS).map((rail) =>
+    deps.rails.connectors.install(rail, adapters[rail] as never, { environment: 'live', companyId: opts.companyId }),
+  );
   return () => removers.forEach((remove) => remove());
 }

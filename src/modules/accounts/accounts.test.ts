@@ -20,15 +20,31 @@ describe('accounts', () => {
   let customer: { id: string };
 
   const newCustomer = async (c: Company = co, env: 'test' | 'live' = 'test') => {
-    const res = await c.req({ url: '/v1/customers', env, body: { first_name: 'Ana', last_name: 'Gómez', email: 'ana@example.com', phone: '+573001234567', document_type: 'CC', document_number: '1020304050' } });
+    const res = await c.req({
+      url: '/v1/customers',
+      env,
+      body: {
+        first_name: 'Ana',
+        last_name: 'Gómez',
+        email: 'ana@example.com',
+        phone: '+573001234567',
+        document_type: 'CC',
+        document_number: '1020304050',
+      },
+    });
     assert.equal(res.status, 200, res.raw);
     return res.body as { id: string };
   };
   const create = (body: Record<string, unknown>, c: Company = co) => c.req({ url: '/v1/accounts', body: { customer_id: customer.id, ...body } });
-  const savings = (extra: Record<string, unknown> = {}) => create({ subtype: 'SAVINGS', bank_id: BANCOLOMBIA, account_number: '123-456789-01', authorization: true, ...extra });
+  const savings = (extra: Record<string, unknown> = {}) =>
+    create({ subtype: 'SAVINGS', bank_id: BANCOLOMBIA, account_number: '123-456789-01', authorization: true, ...extra });
   /** The account's events as stored in the outbox, in order. */
   const eventsOf = async (accountId: string) => {
-    const rows = await h.runtime.deps.database.db.selectFrom('events').select(['type', 'data', 'environment', 'company_id', 'created_at', 'id']).orderBy('created_at').execute();
+    const rows = await h.runtime.deps.database.db
+      .selectFrom('events')
+      .select(['type', 'data', 'environment', 'company_id', 'created_at', 'id'])
+      .orderBy('created_at')
+      .execute();
     return rows.filter((r) => (r.data as { id?: string }).id === accountId);
   };
   const eventTypes = async (accountId: string) => (await eventsOf(accountId)).map((e) => e.type);
@@ -61,7 +77,17 @@ describe('accounts', () => {
     assert.deepEqual(Object.keys(a.bank).sort(), ['base64_logo', 'id', 'logo', 'name']);
     assert.equal(a.bank.name, 'Bancolombia');
     assert.equal(a.bank.logo, `http://recaudo.test/v1/banks/${BANCOLOMBIA}/logo.svg`);
-    assert.deepEqual(Object.keys(a.customer).sort(), ['created_at', 'document_number', 'document_type', 'email', 'first_name', 'id', 'is_test', 'last_name', 'phone']);
+    assert.deepEqual(Object.keys(a.customer).sort(), [
+      'created_at',
+      'document_number',
+      'document_type',
+      'email',
+      'first_name',
+      'id',
+      'is_test',
+      'last_name',
+      'phone',
+    ]);
     assert.equal(a.customer.id, customer.id);
     assert.equal(a.customer.document_number, '1020304050');
     assert.equal(a.is_test, true);
@@ -72,7 +98,10 @@ describe('accounts', () => {
     assert.equal(stored.account_number, '12345678901', 'stored without separators');
 
     const events = await eventsOf(a.id);
-    assert.deepEqual(events.map((e) => e.type), ['account.pending']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['account.pending'],
+    );
     assert.equal(events[0].company_id, co.company.id);
     assert.equal(events[0].environment, 'test');
     assert.deepEqual(events[0].data, a, 'the event carries the account as the API returns it');
@@ -124,7 +153,12 @@ describe('accounts', () => {
     const wrong = await co.req({ method: 'POST', url: `/v1/accounts/${a.id}/validate`, body: { otp: '000000' } });
     expectValidation(wrong, 'otp');
     assert.equal((await co.req({ url: `/v1/accounts/${a.id}` })).body.status, 'PENDING', 'a wrong OTP changes nothing');
-    expectError(await co.req({ method: 'POST', url: `/v1/accounts/${a.id}/validate`, body: { otp: '123456' }, idem: false }), 409, 'idempotency_error', 10003);
+    expectError(
+      await co.req({ method: 'POST', url: `/v1/accounts/${a.id}/validate`, body: { otp: '123456' }, idem: false }),
+      409,
+      'idempotency_error',
+      10003,
+    );
 
     const ok = await co.req({ method: 'POST', url: `/v1/accounts/${a.id}/validate`, body: { otp: '123456' } });
     assert.equal(ok.status, 200, ok.raw);
@@ -152,7 +186,12 @@ describe('accounts', () => {
     // Without authorization the holder never got the request.
     const d = (await create({ subtype: 'ELECTRONIC_DEPOSIT', bank_id: NEQUI, account_number: '3001230000', authorization: false })).body;
     expectValidation(await co.req({ method: 'POST', url: `/v1/accounts/${d.id}/validate`, body: { otp: '123456' } }), 'authorization');
-    expectError(await co.req({ method: 'POST', url: '/v1/accounts/00000000-0000-4000-8000-000000000000/validate', body: {} }), 404, 'record_not_found', 10002);
+    expectError(
+      await co.req({ method: 'POST', url: '/v1/accounts/00000000-0000-4000-8000-000000000000/validate', body: {} }),
+      404,
+      'record_not_found',
+      10002,
+    );
   });
 
   test('delete: 204, INACTIVE, account.disconnected, then 404', async () => {
@@ -162,16 +201,26 @@ describe('accounts', () => {
     assert.equal(del.raw, '');
     expectError(await co.req({ url: `/v1/accounts/${a.id}` }), 404, 'record_not_found', 10002);
     expectError(await co.req({ method: 'DELETE', url: `/v1/accounts/${a.id}` }), 404, 'record_not_found', 10002);
-    const row = await h.runtime.deps.database.db.selectFrom('accounts').select(['status', 'deleted_at']).where('id', '=', a.id).executeTakeFirstOrThrow();
+    const row = await h.runtime.deps.database.db
+      .selectFrom('accounts')
+      .select(['status', 'deleted_at'])
+      .where('id', '=', a.id)
+      .executeTakeFirstOrThrow();
     assert.equal(row.status, 'INACTIVE');
     assert.ok(row.deleted_at);
     const events = await eventsOf(a.id);
-    assert.deepEqual(events.map((e) => e.type), ['account.pending', 'account.disconnected']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['account.pending', 'account.disconnected'],
+    );
     assert.equal((events[1].data as { status: string }).status, 'INACTIVE');
     await settle();
     assert.deepEqual(await eventTypes(a.id), ['account.pending', 'account.disconnected'], 'the pending job does nothing on a deleted account');
     const list = await co.req({ url: `/v1/accounts?customer_id=${customer.id}&per_page=100` });
-    assert.equal(list.body.data.some((x: { id: string }) => x.id === a.id), false);
+    assert.equal(
+      list.body.data.some((x: { id: string }) => x.id === a.id),
+      false,
+    );
     expectError(await co.req({ method: 'DELETE', url: `/v1/accounts/${a.id}`, key: null }), 401, 'unauthenticated', 10000);
   });
 
@@ -201,7 +250,11 @@ describe('accounts', () => {
     assert.equal(w.body.bank_id, PLATFORM_BANK_ID);
     assert.equal(w.body.bank.name, 'Recaudo');
     assert.equal(w.body.account_number, `****${other.company.id.slice(-4)}`);
-    const stored = await h.runtime.deps.database.db.selectFrom('accounts').select('wallet_company_id').where('id', '=', w.body.id).executeTakeFirstOrThrow();
+    const stored = await h.runtime.deps.database.db
+      .selectFrom('accounts')
+      .select('wallet_company_id')
+      .where('id', '=', w.body.id)
+      .executeTakeFirstOrThrow();
     assert.equal(stored.wallet_company_id, other.company.id);
     const explicit = await create({ subtype: 'WALLET', account_number: other.company.id, bank_id: PLATFORM_BANK_ID });
     assert.equal(explicit.status, 200, explicit.raw);
@@ -267,7 +320,10 @@ describe('accounts', () => {
     const alice = await newCustomer(c2);
     const bob = await newCustomer(c2);
     const mk = (cust: { id: string }, number: string, authorization = true) =>
-      c2.req({ url: '/v1/accounts', body: { subtype: 'SAVINGS', bank_id: BANCOLOMBIA, account_number: number, customer_id: cust.id, authorization } });
+      c2.req({
+        url: '/v1/accounts',
+        body: { subtype: 'SAVINGS', bank_id: BANCOLOMBIA, account_number: number, customer_id: cust.id, authorization },
+      });
     for (const n of ['1111111111', '2222222222', '3333339999']) {
       assert.equal((await mk(alice, n)).status, 200);
       h.clock.advance(10);
@@ -279,7 +335,8 @@ describe('accounts', () => {
     assert.equal(all.status, 200, all.raw);
     assert.equal(all.body.total, 4);
     assert.equal(all.body.path, 'http://recaudo.test/v1/accounts');
-    for (const k of ['data', 'current_page', 'first_page_url', 'from', 'next_page_url', 'path', 'per_page', 'prev_page_url', 'to']) assert.ok(k in all.body, k);
+    for (const k of ['data', 'current_page', 'first_page_url', 'from', 'next_page_url', 'path', 'per_page', 'prev_page_url', 'to'])
+      assert.ok(k in all.body, k);
     assert.equal(all.body.data[0].customer_id, bob.id, 'newest first');
 
     const ofAlice = await c2.req({ url: `/v1/accounts?customer_id=${alice.id}` });
@@ -287,14 +344,20 @@ describe('accounts', () => {
     const bracket = await c2.req({ url: `/v1/accounts?filter[customer_id]=${alice.id}&filter[status]=ACTIVE` });
     assert.deepEqual(bracket.body.data.map((a: { account_number: string }) => a.account_number).sort(), ['****1111', '****2222']);
     const rejected = await c2.req({ url: '/v1/accounts?status=REJECTED' });
-    assert.deepEqual(rejected.body.data.map((a: { account_number: string }) => a.account_number), ['****9999']);
+    assert.deepEqual(
+      rejected.body.data.map((a: { account_number: string }) => a.account_number),
+      ['****9999'],
+    );
     const pending = await c2.req({ url: '/v1/accounts?status=pending' });
     assert.equal(pending.body.total, 1, 'status is case-insensitive');
 
     const limited = await c2.req({ url: '/v1/accounts?limit=2&page=2&sort=created_at' });
     assert.equal(limited.body.per_page, 2);
     assert.equal(limited.body.current_page, 2);
-    assert.deepEqual(limited.body.data.map((a: { account_number: string }) => a.account_number), ['****9999', '****4444']);
+    assert.deepEqual(
+      limited.body.data.map((a: { account_number: string }) => a.account_number),
+      ['****9999', '****4444'],
+    );
     assert.match(limited.body.prev_page_url, /limit=2/);
     assert.equal((await c2.req({ url: '/v1/accounts?limit=100' })).status, 200);
     expectValidation(await c2.req({ url: '/v1/accounts?limit=101' }), 'limit');

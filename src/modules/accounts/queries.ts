@@ -1,5 +1,6 @@
 import type { Executor } from '../../platform/db/database.ts';
-import type { AccountStatus, Environment } from '../../platform/db/schema.ts';
+import type { Environment } from '../../platform/db/schema.ts';
+import { inTenant } from '../../platform/scope.ts';
 
 /** SQL only: the account joined with what its response embeds (bank and customer). */
 export function selectAccountViews(db: Executor, scope: { companyId: string; environment?: Environment }) {
@@ -40,43 +41,14 @@ export async function findAccountView(db: Executor, scope: { companyId: string; 
 
 /** Row lock on the account for a status change (serialises the job, /validate and DELETE). */
 export async function lockAccount(db: Executor, scope: { companyId: string; environment: Environment }, id: string) {
-  return db
-    .selectFrom('accounts')
-    .select(['id', 'status', 'deleted_at'])
-    .where('company_id', '=', scope.companyId)
-    .where('environment', '=', scope.environment)
-    .where('id', '=', id)
-    .forUpdate()
-    .executeTakeFirst();
-}
-
-export async function setAccountStatus(
-  db: Executor,
-  scope: { companyId: string; environment: Environment },
-  id: string,
-  from: AccountStatus,
-  to: AccountStatus,
-  at: Date,
-  deleted = false,
-): Promise<boolean> {
-  const result = await db
-    .updateTable('accounts')
-    .set({ status: to, updated_at: at, ...(deleted ? { deleted_at: at } : {}) })
-    .where('company_id', '=', scope.companyId)
-    .where('environment', '=', scope.environment)
-    .where('id', '=', id)
-    .where('status', '=', from)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+  return db.selectFrom('accounts').select(['id', 'status', 'deleted_at']).$call(inTenant(scope)).where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
 export async function customerExists(db: Executor, scope: { companyId: string; environment: Environment }, id: string): Promise<boolean> {
   const row = await db
     .selectFrom('customers')
     .select('id')
-    .where('company_id', '=', scope.companyId)
-    .where('environment', '=', scope.environment)
+    .$call(inTenant(scope))
     .where('id', '=', id)
     .where('deleted_at', 'is', null)
     .executeTakeFirst();

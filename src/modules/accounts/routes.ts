@@ -25,7 +25,8 @@ export function accountRoutes(app: FastifyInstance): void {
     schema: {
       tags,
       summary: 'Register a bank account, instant key or wallet of a customer',
-      description: 'Starts PENDING (event account.pending). In test, with authorization true, it becomes ACTIVE (account.connected) or, when account_number ends in 9999, REJECTED (account.uncompleted) a few seconds later; Nequi and Daviplata wait for POST /accounts/{id}/validate.',
+      description:
+        'Starts PENDING (event account.pending). In test, with authorization true, it becomes ACTIVE (account.connected) or, when account_number ends in 9999, REJECTED (account.uncompleted) a few seconds later; Nequi and Daviplata wait for POST /accounts/{id}/validate.',
       body: createAccountBody,
       response: { 200: accountResponse, ...errorResponses(401, 404, 409, 422) },
     },
@@ -46,7 +47,8 @@ export function accountRoutes(app: FastifyInstance): void {
     schema: {
       tags,
       summary: 'Look up an instant-payment key',
-      description: 'Alphanumeric keys start with @ (send it as is or as %40). With a test key this answers from the sandbox key directory (docs/accounts.md).',
+      description:
+        'Alphanumeric keys start with @ (send it as is or as %40). With a test key this answers from the sandbox key directory (docs/accounts.md).',
       params: keyParams,
       response: { 200: keyLookupResponse, ...errorResponses(401, 404) },
     },
@@ -76,7 +78,8 @@ export function accountRoutes(app: FastifyInstance): void {
     schema: {
       tags,
       summary: "Complete the enrollment with the holder's confirmation (wallets)",
-      description: 'For PENDING accounts at a bank with connection_type CONFIRMATION. Emits account.validated and account.connected. In test the right otp is 123456; otp may be omitted when the holder confirmed in the app.',
+      description:
+        'For PENDING accounts at a bank with connection_type CONFIRMATION. Emits account.validated and account.connected. In test the right otp is 123456; otp may be omitted when the holder confirmed in the app.',
       params: idParams,
       body: validateAccountBody,
       response: { 200: accountResponse, ...errorResponses(401, 404, 409, 422) },

@@ -17,7 +17,9 @@ export const createAccountBody = z.object({
     .describe('bank account number; for KEY the instant key (an alphanumeric key starts with @); for WALLET the company id cmp_…'),
   customer_id: uuid.describe('a customer of the company, in the same environment'),
   bank_id: uuid.nullish().describe('required for SAVINGS and CHECKING; WALLET always uses the platform bank'),
-  authorization: looseBoolean.nullish().describe('true when the holder authorized automatic debits (default false: the holder never gets the enrollment request)'),
+  authorization: looseBoolean
+    .nullish()
+    .describe('true when the holder authorized automatic debits (default false: the holder never gets the enrollment request)'),
   're-enrollment': looseBoolean.nullish().describe('true when it re-links an account that existed before'),
   re_enrollment: looseBoolean.nullish().describe('alias of re-enrollment'),
   re_enroll: looseBoolean.nullish().describe('alias of re-enrollment'),
@@ -89,10 +91,16 @@ export const customerAccountList: ListSpec<'status', 'created_at' | 'updated_at'
 
 export const accountListQuery = listQuerySchema(accountList).extend({
   customer_id: z.string().optional().describe('alias of filter[customer_id]'),
-  status: z.string().optional().describe(`alias of filter[status]: ${ACCOUNT_STATUSES.join(', ')}`),
+  status: z
+    .string()
+    .optional()
+    .describe(`alias of filter[status]: ${ACCOUNT_STATUSES.join(', ')}`),
 });
 export const customerAccountListQuery = listQuerySchema(customerAccountList).extend({
-  status: z.string().optional().describe(`alias of filter[status]: ${ACCOUNT_STATUSES.join(', ')}`),
+  status: z
+    .string()
+    .optional()
+    .describe(`alias of filter[status]: ${ACCOUNT_STATUSES.join(', ')}`),
 });
 
 export const idParams = z.object({ id: z.string() });

@@ -1,11 +1,12 @@
-import type { AppDeps, RequestContext } from '../../platform/context.ts';
+import type { Transaction } from 'kysely';
+import type { AppDeps, RequestContext, ServiceScope } from '../../platform/context.ts';
 import { inTransaction, type Executor } from '../../platform/db/database.ts';
-import type { AccountStatus, AccountSubtype, Environment } from '../../platform/db/schema.ts';
+import type { AccountStatus, AccountSubtype, DB } from '../../platform/db/schema.ts';
 import { ApiError, validationError, type FieldErrors } from '../../platform/errors/api-error.ts';
 import { uuidv7 } from '../../platform/ids.ts';
 import { paginate, parseListQuery, type ListSpec } from '../../platform/lists/lists.ts';
-import { emitEvent } from '../../platform/outbox/outbox.ts';
-import { assertInScope, iso, requireUuid } from '../../platform/scope.ts';
+import { applyTransition, insertWithTransition, TransitionNotAllowed } from '../../platform/state-machine.ts';
+import { assertInScope, iso, requireUuid, type Tenant } from '../../platform/scope.ts';
 import { PLATFORM_BANK_ID } from '../banks/catalogue.ts';
 import { findBank, toBankSummary, type BankRow } from '../banks/service.ts';
 import { bankLogoUrl } from '../banks/logo.ts';
@@ -13,11 +14,10 @@ import { loadCustomer } from '../customers/service.ts';
 import type { EnrollmentRequest } from '../../rails/index.ts';
 import { bankId } from '../banks/catalogue.ts';
 import { parseInstantKey } from './instant-keys.ts';
-import { accountTransition, type AccountAction } from './lifecycle.ts';
-import { companyExists, customerExists, findAccountView, lockAccount, selectAccountViews, setAccountStatus } from './queries.ts';
+import { ACCOUNT_MACHINE, type AccountAction } from './lifecycle.ts';
+import { companyExists, customerExists, findAccountView, lockAccount, selectAccountViews } from './queries.ts';
 import { ACCOUNT_STATUSES, accountList, customerAccountList, type AccountResponse, type CreateAccountBody } from './schemas.ts';
 
-type Scope = { companyId: string; environment: Environment };
 export type AccountView = NonNullable<Awaited<ReturnType<typeof findAccountView>>>;
 
 /**
@@ -29,8 +29,18 @@ export const ENROLLMENT_CHECK_JOB = 'accounts.enrollment_check';
 /** The job's name before it asked the rail (jobs queued by an earlier version still run). */
 const LEGACY_ENROLLMENT_JOB = 'accounts.sandbox_enrollment';
 
-const SUBTYPE_BANK_TYPE: Partial<Record<AccountSubtype, string>> = { SAVINGS: 'savings', CHECKING: 'checking', ELECTRONIC_DEPOSIT: 'electronic_deposit' };
-const SUBTYPE_LABEL: Record<AccountSubtype, string> = { SAVINGS: 'Ahorros', CHECKING: 'Corriente', ELECTRONIC_DEPOSIT: 'Depósito electrónico', KEY: 'Llave', WALLET: 'Saldo' };
+const SUBTYPE_BANK_TYPE: Partial<Record<AccountSubtype, string>> = {
+  SAVINGS: 'savings',
+  CHECKING: 'checking',
+  ELECTRONIC_DEPOSIT: 'electronic_deposit',
+};
+const SUBTYPE_LABEL: Record<AccountSubtype, string> = {
+  SAVINGS: 'Ahorros',
+  CHECKING: 'Corriente',
+  ELECTRONIC_DEPOSIT: 'Depósito electrónico',
+  KEY: 'Llave',
+  WALLET: 'Saldo',
+};
 
 export function maskAccountNumber(value: string): string {
   return `****${value.length > 4 ? value.slice(-4) : ''}`;
@@ -76,14 +86,26 @@ export function toAccountResponse(v: AccountView, baseUrl: string): AccountRespo
  * Moves an account along the state machine and writes its events, inside `trx`. The status update
  * is conditional on the current status, so a transition happens (and emits) at most once.
  */
-async function applyTransition(trx: Executor, scope: Scope, view: AccountView, action: AccountAction, now: Date, baseUrl: string): Promise<AccountResponse | null> {
-  const t = accountTransition(view.status, action);
-  if (!t) return null;
-  const deleting = action === 'delete';
-  if (!(await setAccountStatus(trx, scope, view.id, view.status, t.to, now, deleting))) return null;
-  const data = toAccountResponse({ ...view, status: t.to, updated_at: now, deleted_at: deleting ? now : view.deleted_at }, baseUrl);
-  for (const event of t.events) await emitEvent({ ...scope, db: trx }, event, data, now);
-  return data;
+async function moveAccount(trx: Transaction<DB>, scope: ServiceScope, view: AccountView, action: AccountAction): Promise<AccountResponse | null> {
+  if (!ACCOUNT_MACHINE.find(view.status, action)) return null;
+  const now = scope.deps.clock.now();
+  // The response is the joined view (bank, customer) with the row's new status and timestamps.
+  const respond = (row: AccountView) =>
+    toAccountResponse({ ...view, status: row.status, updated_at: row.updated_at, deleted_at: row.deleted_at }, scope.deps.config.baseUrl);
+  try {
+    const { row } = await applyTransition(trx, scope, ACCOUNT_MACHINE, {
+      table: 'accounts',
+      row: view,
+      action,
+      now,
+      set: () => (action === 'delete' ? { deleted_at: now } : {}),
+      present: respond,
+    });
+    return respond(row);
+  } catch (error) {
+    if (error instanceof TransitionNotAllowed) return null; // it moved meanwhile: its mover emitted
+    throw error;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -99,7 +121,12 @@ function digitsOnly(raw: string): string {
   return raw.replace(/[\s.-]/g, '');
 }
 
-async function resolveAccount(ctx: RequestContext, body: CreateAccountBody, authorization: boolean, add: (field: string, message: string) => void): Promise<ResolvedAccount> {
+async function resolveAccount(
+  ctx: RequestContext,
+  body: CreateAccountBody,
+  authorization: boolean,
+  add: (field: string, message: string) => void,
+): Promise<ResolvedAccount> {
   const subtype = body.subtype;
   let accountNumber = body.account_number;
   let bank: BankRow | undefined;
@@ -131,7 +158,11 @@ async function resolveAccount(ctx: RequestContext, body: CreateAccountBody, auth
     }
   } else if (subtype === 'KEY') {
     const key = parseInstantKey(accountNumber);
-    if (!key) add('account_number', 'must be an instant key: @alias (3 to 20 letters, digits, dots, dashes or underscores), a mobile number, an e-mail or a document number');
+    if (!key)
+      add(
+        'account_number',
+        'must be an instant key: @alias (3 to 20 letters, digits, dots, dashes or underscores), a mobile number, an e-mail or a document number',
+      );
     else accountNumber = key.value;
     if (body.bank_id) bank = await lookupBank(body.bank_id);
     else if (key && (await ctx.deps.rails.serves(ctx, 'key_directory'))) {
@@ -145,7 +176,8 @@ async function resolveAccount(ctx: RequestContext, body: CreateAccountBody, auth
     else if (accountNumber === ctx.companyId) add('account_number', "cannot be your own company's balance");
     else if (!(await companyExists(ctx.db, accountNumber))) add('account_number', 'no such company balance');
     else walletCompanyId = accountNumber;
-    if (body.bank_id && body.bank_id.toLowerCase() !== PLATFORM_BANK_ID) add('bank_id', 'a WALLET account always uses the platform bank; omit bank_id');
+    if (body.bank_id && body.bank_id.toLowerCase() !== PLATFORM_BANK_ID)
+      add('bank_id', 'a WALLET account always uses the platform bank; omit bank_id');
     bank = await findBank(ctx.db, PLATFORM_BANK_ID);
   }
   return { accountNumber, bank, walletCompanyId };
@@ -154,7 +186,7 @@ async function resolveAccount(ctx: RequestContext, body: CreateAccountBody, auth
 export async function createAccount(ctx: RequestContext, body: CreateAccountBody): Promise<AccountResponse> {
   const errors: FieldErrors = {};
   const add = (field: string, message: string) => (errors[field] ??= []).push(message);
-  const scope: Scope = { companyId: ctx.companyId, environment: ctx.environment };
+  const scope: Tenant = { companyId: ctx.companyId, environment: ctx.environment };
   const authorization = body.authorization ?? false;
   // Authorization asks the account's bank to enroll it: a live key without an enrollment
   // connector is refused before anything else (rail_not_configured).
@@ -174,32 +206,33 @@ export async function createAccount(ctx: RequestContext, body: CreateAccountBody
 
   const now = ctx.deps.clock.now();
   const id = uuidv7(now.getTime());
-  const status = accountTransition(null, 'create')!.to;
-  await ctx.db
-    .insertInto('accounts')
-    .values({
-      company_id: ctx.companyId,
-      environment: ctx.environment,
-      id,
-      customer_id: customerId,
-      bank_id: resolved.bank?.id ?? null,
-      subtype: body.subtype,
-      status,
-      title: body.title ?? null,
-      account_number: resolved.accountNumber,
-      authorization,
-      re_enroll: reEnroll,
-      external_id: body.external_id ?? null,
-      related_customer_id: related,
-      wallet_company_id: resolved.walletCompanyId,
-      created_at: now,
-      updated_at: now,
-      deleted_at: null,
-    })
-    .execute();
-  const view = (await findAccountView(ctx.db, scope, id))!;
-  const data = toAccountResponse(view, ctx.deps.config.baseUrl);
-  for (const event of accountTransition(null, 'create')!.events) await emitEvent(ctx, event, data, now);
+  const data = await inTransaction(ctx.db, async (trx) => {
+    let response: AccountResponse | undefined;
+    await insertWithTransition<{ id: string }>(trx, ctx, ACCOUNT_MACHINE, {
+      table: 'accounts',
+      action: 'create',
+      now,
+      values: {
+        id,
+        customer_id: customerId,
+        bank_id: resolved.bank?.id ?? null,
+        subtype: body.subtype,
+        title: body.title ?? null,
+        account_number: resolved.accountNumber,
+        authorization,
+        re_enroll: reEnroll,
+        external_id: body.external_id ?? null,
+        related_customer_id: related,
+        wallet_company_id: resolved.walletCompanyId,
+        created_at: now,
+        updated_at: now,
+        deleted_at: null,
+      },
+      // The event carries the joined view (bank, customer), read back in this transaction.
+      present: async (row) => (response = toAccountResponse((await findAccountView(trx, scope, row.id))!, ctx.deps.config.baseUrl)),
+    });
+    return response!;
+  });
 
   // The enrollment rail is asked after commit, by the check job, when its bank usually decides.
   if (enrollment) {
@@ -211,7 +244,12 @@ export async function createAccount(ctx: RequestContext, body: CreateAccountBody
 }
 
 function enrollmentRequest(view: AccountView): EnrollmentRequest {
-  return { reference: view.id, accountNumber: view.account_number, holderConfirms: view.bank_connection_type === 'CONFIRMATION', submittedAt: new Date(view.created_at) };
+  return {
+    reference: view.id,
+    accountNumber: view.account_number,
+    holderConfirms: view.bank_connection_type === 'CONFIRMATION',
+    submittedAt: new Date(view.created_at),
+  };
 }
 
 /**
@@ -220,7 +258,7 @@ function enrollmentRequest(view: AccountView): EnrollmentRequest {
  * their events). Changes nothing unless the account is still PENDING; idempotent.
  */
 export async function checkEnrollment(deps: AppDeps, payload: Record<string, unknown>): Promise<void> {
-  const scope: Scope = { companyId: String(payload.company_id), environment: payload.environment === 'live' ? 'live' : 'test' };
+  const scope: Tenant = { companyId: String(payload.company_id), environment: payload.environment === 'live' ? 'live' : 'test' };
   const id = String(payload.account_id);
   const before = await findAccountView(deps.database.db, scope, id);
   if (!before || before.deleted_at || before.status !== 'PENDING' || !before.authorization) return;
@@ -233,7 +271,7 @@ export async function checkEnrollment(deps: AppDeps, payload: Record<string, unk
     const locked = await lockAccount(trx, scope, id);
     if (!locked || locked.deleted_at || locked.status !== 'PENDING') return;
     const view = (await findAccountView(trx, scope, id))!;
-    await applyTransition(trx, scope, view, outcome.status === 'rejected' ? 'enrollment_rejected' : 'enrollment_approved', deps.clock.now(), deps.config.baseUrl);
+    await moveAccount(trx, { ...scope, db: trx, deps }, view, outcome.status === 'rejected' ? 'enrollment_rejected' : 'enrollment_approved');
   });
 }
 
@@ -258,7 +296,10 @@ export async function getAccount(ctx: RequestContext, id: string): Promise<Accou
 const lastValue = (v: unknown) => (Array.isArray(v) ? v[v.length - 1] : v);
 
 /** Plain `customer_id` / `status` query parameters are aliases of their `filter[...]` forms. */
-function withPlainFilters(query: Record<string, unknown>, names: readonly string[]): { merged: Record<string, unknown>; source: Record<string, string> } {
+function withPlainFilters(
+  query: Record<string, unknown>,
+  names: readonly string[],
+): { merged: Record<string, unknown>; source: Record<string, string> } {
   const merged = { ...query };
   const source: Record<string, string> = {};
   for (const name of names) {
@@ -273,14 +314,21 @@ function withPlainFilters(query: Record<string, unknown>, names: readonly string
   return { merged, source };
 }
 
-async function listWith<F extends 'customer_id' | 'status'>(ctx: RequestContext, spec: ListSpec<F, 'created_at' | 'updated_at'>, query: Record<string, unknown>, path: string, customerId?: string) {
+async function listWith<F extends 'customer_id' | 'status'>(
+  ctx: RequestContext,
+  spec: ListSpec<F, 'created_at' | 'updated_at'>,
+  query: Record<string, unknown>,
+  path: string,
+  customerId?: string,
+) {
   const { merged, source } = withPlainFilters(query, spec.filters);
   const list = parseListQuery(spec, merged);
   const filters = list.filters as Partial<Record<'customer_id' | 'status', string>>;
   let q = selectAccountViews(ctx.db, ctx).where('accounts.deleted_at', 'is', null);
   if (customerId) q = q.where('accounts.customer_id', '=', customerId);
   if (filters.customer_id !== undefined) {
-    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(filters.customer_id)) throw validationError({ [source.customer_id]: ['must be a UUID'] });
+    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(filters.customer_id))
+      throw validationError({ [source.customer_id]: ['must be a UUID'] });
     q = q.where('accounts.customer_id', '=', filters.customer_id.toLowerCase());
   }
   if (filters.status !== undefined) {
@@ -306,7 +354,7 @@ export async function deleteAccount(ctx: RequestContext, id: string): Promise<vo
   await inTransaction(ctx.db, async (trx) => {
     await lockAccount(trx, ctx, accountId);
     const view = await loadAccountView(ctx, trx, accountId);
-    const done = await applyTransition(trx, ctx, view, 'delete', ctx.deps.clock.now(), ctx.deps.config.baseUrl);
+    const done = await moveAccount(trx, ctx, view, 'delete');
     if (!done) throw new ApiError('record_not_found');
   });
 }
@@ -321,11 +369,17 @@ export async function validateAccount(ctx: RequestContext, id: string, otp: stri
     const enrollment = await ctx.deps.rails.money(ctx, 'enrollment');
     if (view.status !== 'PENDING') throw validationError({ status: [`the account is ${view.status}; only a PENDING account can be validated`] });
     if (view.bank_connection_type !== 'CONFIRMATION') {
-      throw validationError({ bank_id: [`${view.bank_name ?? 'this account'} connects without the holder's confirmation; there is nothing to validate`] });
+      throw validationError({
+        bank_id: [`${view.bank_name ?? 'this account'} connects without the holder's confirmation; there is nothing to validate`],
+      });
     }
-    if (!view.authorization) throw validationError({ authorization: ['the account was created with authorization false: the holder never received the enrollment request'] });
-    if (!(await enrollment.confirmHolder(enrollmentRequest(view), otp ?? null))) throw validationError({ otp: ['is not the code the holder received'] });
-    const data = await applyTransition(trx, ctx, view, 'holder_validated', ctx.deps.clock.now(), ctx.deps.config.baseUrl);
+    if (!view.authorization)
+      throw validationError({
+        authorization: ['the account was created with authorization false: the holder never received the enrollment request'],
+      });
+    if (!(await enrollment.confirmHolder(enrollmentRequest(view), otp ?? null)))
+      throw validationError({ otp: ['is not the code the holder received'] });
+    const data = await moveAccount(trx, ctx, view, 'holder_validated');
     if (!data) throw validationError({ status: ['the account changed state; read it again'] });
     return data;
   });

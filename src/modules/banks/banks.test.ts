@@ -4,7 +4,17 @@ import { createHarness, expectError, expectValidation, type Company, type Harnes
 import { CATALOGUE, PLATFORM_BANK_ID, bankId } from './catalogue.ts';
 import { seedBanks } from './service.ts';
 
-type Bank = { id: string; code: string; name: string; banklink: boolean; priority: number; connection_type: string; supported_types: string[]; logo: string; base64_logo: string };
+type Bank = {
+  id: string;
+  code: string;
+  name: string;
+  banklink: boolean;
+  priority: number;
+  connection_type: string;
+  supported_types: string[];
+  logo: string;
+  base64_logo: string;
+};
 
 describe('banks', () => {
   let h: Harness;
@@ -19,12 +29,33 @@ describe('banks', () => {
     const codes = new Map(CATALOGUE.map((b) => [b.code, b.name]));
     assert.equal(codes.size, CATALOGUE.length, 'codes are unique');
     for (const [code, name] of [
-      ['1007', 'Bancolombia'], ['1001', 'Banco de Bogotá'], ['1002', 'Banco Popular'], ['1006', 'Banco Itaú'], ['1009', 'Citibank Colombia'],
-      ['1012', 'Banco GNB Sudameris'], ['1013', 'BBVA Colombia'], ['1019', 'Scotiabank Colpatria'], ['1023', 'Banco de Occidente'],
-      ['1032', 'Banco Caja Social'], ['1040', 'Banco Agrario de Colombia'], ['1051', 'Davivienda'], ['1052', 'Banco AV Villas'], ['1053', 'Banco W'],
-      ['1059', 'Bancamía'], ['1060', 'Banco Pichincha'], ['1061', 'Bancoomeva'], ['1062', 'Banco Falabella'], ['1063', 'Banco Finandina'],
-      ['1065', 'Banco Santander de Negocios Colombia'], ['1066', 'Banco Cooperativo Coopcentral'], ['1069', 'Banco Serfinanza'], ['1070', 'Lulo Bank'],
-      ['1507', 'Nequi'], ['1551', 'Daviplata'], ['1809', 'Nu Colombia'], ['1801', 'Movii'],
+      ['1007', 'Bancolombia'],
+      ['1001', 'Banco de Bogotá'],
+      ['1002', 'Banco Popular'],
+      ['1006', 'Banco Itaú'],
+      ['1009', 'Citibank Colombia'],
+      ['1012', 'Banco GNB Sudameris'],
+      ['1013', 'BBVA Colombia'],
+      ['1019', 'Scotiabank Colpatria'],
+      ['1023', 'Banco de Occidente'],
+      ['1032', 'Banco Caja Social'],
+      ['1040', 'Banco Agrario de Colombia'],
+      ['1051', 'Davivienda'],
+      ['1052', 'Banco AV Villas'],
+      ['1053', 'Banco W'],
+      ['1059', 'Bancamía'],
+      ['1060', 'Banco Pichincha'],
+      ['1061', 'Bancoomeva'],
+      ['1062', 'Banco Falabella'],
+      ['1063', 'Banco Finandina'],
+      ['1065', 'Banco Santander de Negocios Colombia'],
+      ['1066', 'Banco Cooperativo Coopcentral'],
+      ['1069', 'Banco Serfinanza'],
+      ['1070', 'Lulo Bank'],
+      ['1507', 'Nequi'],
+      ['1551', 'Daviplata'],
+      ['1809', 'Nu Colombia'],
+      ['1801', 'Movii'],
     ]) {
       assert.equal(codes.get(code), name, `code ${code}`);
     }
@@ -38,8 +69,14 @@ describe('banks', () => {
     assert.ok(Array.isArray(res.body));
     const banks = res.body as Bank[];
     assert.equal(banks.length, CATALOGUE.length - 1, 'page and per_page are ignored');
-    assert.equal(banks.some((b) => b.id === PLATFORM_BANK_ID), false);
-    assert.deepEqual(banks.map((b) => b.priority), [...banks.map((b) => b.priority)].sort((a, b) => a - b));
+    assert.equal(
+      banks.some((b) => b.id === PLATFORM_BANK_ID),
+      false,
+    );
+    assert.deepEqual(
+      banks.map((b) => b.priority),
+      [...banks.map((b) => b.priority)].sort((a, b) => a - b),
+    );
     const bancolombia = banks.find((b) => b.code === '1007')!;
     assert.equal(bancolombia.id, bankId('1007'));
     assert.equal(bancolombia.name, 'Bancolombia');
@@ -63,17 +100,27 @@ describe('banks', () => {
     assert.ok(yes.length > 10 && no.length > 0);
     assert.ok(yes.every((b) => b.banklink) && no.every((b) => !b.banklink));
     assert.equal(yes.length + no.length, CATALOGUE.length - 1);
-    for (const code of ['1007', '1051', '1001', '1013', '1507', '1551']) assert.ok(yes.some((b) => b.code === code), code);
+    for (const code of ['1007', '1051', '1001', '1013', '1507', '1551'])
+      assert.ok(
+        yes.some((b) => b.code === code),
+        code,
+      );
 
     const byName = (await co.req({ url: '/v1/accounts/banks?order=name' })).body as Bank[];
     const names = byName.map((b) => b.name);
     assert.deepEqual(names, [...names].sort(new Intl.Collator('es', { sensitivity: 'base', numeric: true }).compare));
     const reversed = (await co.req({ url: '/v1/banks?order=-name' })).body as Bank[];
-    assert.deepEqual(reversed.map((b) => b.name), [...names].reverse());
+    assert.deepEqual(
+      reversed.map((b) => b.name),
+      [...names].reverse(),
+    );
     const last = (await co.req({ url: '/v1/banks?order=-priority&banklink=true' })).body as Bank[];
     assert.ok(last[0].priority > last[last.length - 1].priority);
     const sortAlias = (await co.req({ url: '/v1/banks?sort=name' })).body as Bank[];
-    assert.deepEqual(sortAlias.map((b) => b.name), names);
+    assert.deepEqual(
+      sortAlias.map((b) => b.name),
+      names,
+    );
   });
 
   test('bad queries: order outside the list is 400, a non-boolean banklink is 422', async () => {

@@ -48,7 +48,17 @@ const walletHelp = (name: string) =>
 const depositHelp = (name: string) =>
   `<p>Ingresa el número de celular asociado a tu depósito <strong>${name}</strong>.</p><p>El débito se procesa en tiempo real.</p>`;
 
-type Row = [code: string, name: string, types: SupportedType[], mask: string | null, banklink: boolean, available: boolean, logoText: string, color: string, instructions?: string];
+type Row = [
+  code: string,
+  name: string,
+  types: SupportedType[],
+  mask: string | null,
+  banklink: boolean,
+  available: boolean,
+  logoText: string,
+  color: string,
+  instructions?: string,
+];
 
 // Banks in display order (priority = position). Colours are approximations of each brand.
 const BANKS: Row[] = [
@@ -85,7 +95,17 @@ const BANKS: Row[] = [
   ['1370', 'Coltefinanciera', S, null, false, true, 'CF', '#0C4DA2', savingsHelp('Coltefinanciera')],
   ['1292', 'Confiar Cooperativa Financiera', S, null, false, true, 'CO', '#F58220', savingsHelp('Confiar')],
   // Citibank sold its Colombian consumer business (2022): kept for existing records, not for new debits.
-  ['1009', 'Citibank Colombia', SC, null, false, false, 'CI', '#056DAE', '<p>Citibank Colombia ya no recibe inscripciones de cuentas de personas naturales.</p>'],
+  [
+    '1009',
+    'Citibank Colombia',
+    SC,
+    null,
+    false,
+    false,
+    'CI',
+    '#056DAE',
+    '<p>Citibank Colombia ya no recibe inscripciones de cuentas de personas naturales.</p>',
+  ],
 ];
 
 /** Wallets that need the holder to confirm the enrollment in their app (POST /accounts/{id}/validate). */

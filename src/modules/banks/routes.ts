@@ -35,7 +35,13 @@ export function bankRoutes(app: FastifyInstance, deps: AppDeps): void {
   // Public: the logo URL is put in <img> tags of payer pages, which send no API key.
   r.get('/banks/:id/logo.svg', {
     config: { auth: 'none' },
-    schema: { tags, summary: 'Bank logo (SVG, no authentication)', security: [], params: bankIdParams, response: { 200: z.string().describe('image/svg+xml'), ...errorResponses(404) } },
+    schema: {
+      tags,
+      summary: 'Bank logo (SVG, no authentication)',
+      security: [],
+      params: bankIdParams,
+      response: { 200: z.string().describe('image/svg+xml'), ...errorResponses(404) },
+    },
     handler: async (req, reply) => {
       const svg = await getBankLogo(deps.database.db, req.params.id);
       return reply.type('image/svg+xml; charset=utf-8').header('cache-control', 'public, max-age=86400').send(svg);

@@ -113,7 +113,9 @@ export async function listBanks(db: Executor, query: Record<string, unknown>, ba
   const sortBy = list.sort ?? { field: 'priority', direction: 'asc' as const };
   const sign = sortBy.direction === 'asc' ? 1 : -1;
   rows.sort((a, b) =>
-    sortBy.field === 'name' ? sign * byName.compare(a.name, b.name) || a.priority - b.priority : sign * (a.priority - b.priority) || byName.compare(a.name, b.name),
+    sortBy.field === 'name'
+      ? sign * byName.compare(a.name, b.name) || a.priority - b.priority
+      : sign * (a.priority - b.priority) || byName.compare(a.name, b.name),
   );
   return rows.map((r) => toBankResponse(r, baseUrl));
 }

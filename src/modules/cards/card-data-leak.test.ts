@@ -5,8 +5,8 @@ import { sql } from 'kysely';
 import { loadConfig } from '../../config.ts';
 import { createLogger } from '../../runtime.ts';
 import { createHarness, type Company, type Harness } from '../../../test/harness.ts';
-import { chargeBody } from '../charges/test-support.ts';
-import { cardBody, createCustomer } from './test-support.ts';
+import { chargeBody } from '../../../test/support/charges.ts';
+import { cardBody, createCustomer } from '../../../test/support/cards.ts';
 
 /**
  * PRODUCT.md: the full card number and the CVV are never stored or logged. After card operations
@@ -44,7 +44,13 @@ describe('no card number or security code in the database or the logs', () => {
     // Saved cards, with each spelling and both code fields.
     for (const [i, pan] of NUMBERS.filter((n) => n !== '4242424242424241').entries()) {
       const amex = pan.startsWith('37');
-      const res = await co.req({ url: '/v1/cards', body: cardBody(customer, { card_number: spellings(pan)[i % 3], ...(i % 2 ? { cvv: undefined, ccv: amex ? '7319' : '907' } : { cvv: amex ? '7319' : '907' }) }) });
+      const res = await co.req({
+        url: '/v1/cards',
+        body: cardBody(customer, {
+          card_number: spellings(pan)[i % 3],
+          ...(i % 2 ? { cvv: undefined, ccv: amex ? '7319' : '907' } : { cvv: amex ? '7319' : '907' }),
+        }),
+      });
       assert.equal(res.status, 200, res.raw);
       cards.push(res.body.id);
     }
@@ -71,7 +77,10 @@ describe('no card number or security code in the database or the logs', () => {
     assert.equal((await co.req({ url: `/v1/charges/${paid.body.id}/refund`, body: {} })).status, 200);
     await co.req({ url: `/v1/cards/${cards[2]}`, method: 'DELETE' });
     // A log call that carries card data by mistake is censored.
-    h.runtime.deps.logger.info({ body: { card_number: NUMBERS[0], cvv: '907' }, card_number: NUMBERS[0], nested: { card: { card_number: NUMBERS[0], cvv: '907' } } }, 'careless log call');
+    h.runtime.deps.logger.info(
+      { body: { card_number: NUMBERS[0], cvv: '907' }, card_number: NUMBERS[0], nested: { card: { card_number: NUMBERS[0], cvv: '907' } } },
+      'careless log call',
+    );
 
     // The dump: every text, varchar and json column of every table of the schema.
     const db = h.runtime.deps.database.db;
@@ -81,10 +90,15 @@ describe('no card number or security code in the database or the logs', () => {
       ORDER BY table_name, ordinal_position`.execute(db);
     const byTable = new Map<string, string[]>();
     for (const c of columns.rows) byTable.set(c.table_name, [...(byTable.get(c.table_name) ?? []), c.column_name]);
-    assert.ok(byTable.has('cards') && byTable.has('card_tokens') && byTable.has('idempotency_keys') && byTable.has('events'), 'the dump covers the card tables, the idempotency store and the outbox');
+    assert.ok(
+      byTable.has('cards') && byTable.has('card_tokens') && byTable.has('idempotency_keys') && byTable.has('events'),
+      'the dump covers the card tables, the idempotency store and the outbox',
+    );
     let values = 0;
     for (const [table, cols] of byTable) {
-      const rows = await sql<Record<string, string | null>>`SELECT ${sql.join(cols.map((c) => sql`${sql.ref(c)}::text`))} FROM ${sql.table(table)}`.execute(db);
+      const rows = await sql<
+        Record<string, string | null>
+      >`SELECT ${sql.join(cols.map((c) => sql`${sql.ref(c)}::text`))} FROM ${sql.table(table)}`.execute(db);
       for (const row of rows.rows) {
         for (const [col, value] of Object.entries(row)) {
           if (value === null) continue;
@@ -100,7 +114,8 @@ describe('no card number or security code in the database or the logs', () => {
     assert.ok(lines.length > 10, `the logger wrote ${lines.length} lines`);
     assert.ok(lines.some((l) => l.includes('careless log call') && l.includes('[redacted]')));
     for (const line of lines) {
-      for (const pan of NUMBERS) for (const s of spellings(pan)) assert.ok(!line.includes(s), `a log line holds a card number: ${line.slice(0, 300)}`);
+      for (const pan of NUMBERS)
+        for (const s of spellings(pan)) assert.ok(!line.includes(s), `a log line holds a card number: ${line.slice(0, 300)}`);
       assert.ok(!/"(cvv|ccv)":"(?!\[redacted\])/.test(line), `a log line holds a security code: ${line.slice(0, 300)}`);
     }
   });

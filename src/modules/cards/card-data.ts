@@ -106,7 +106,8 @@ export function checkCardData(input: CardDataInput, now: Date): CheckedCard {
   const expiry = year * 12 + (month - 1);
   const current = bogotaMonth(now);
   if (expiry < current) throw new ApiError('card_expired', { errors: { expiration_year: ['the card has expired'] } });
-  if (expiry > current + MAX_YEARS_AHEAD * 12) throw new ApiError('card_expired', { errors: { expiration_year: [`must be at most ${MAX_YEARS_AHEAD} years ahead`] } });
+  if (expiry > current + MAX_YEARS_AHEAD * 12)
+    throw new ApiError('card_expired', { errors: { expiration_year: [`must be at most ${MAX_YEARS_AHEAD} years ahead`] } });
 
   return { pan, brand, last4: pan.slice(-4), expMonth: month, expYear: year, outcomeClass: outcomeClass(pan) };
 }

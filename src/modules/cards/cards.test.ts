@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createHarness, expectError, expectValidation, send, type Company, type Harness } from '../../../test/harness.ts';
 import { expectScoped } from '../../../test/auth-matrix.ts';
 import { detectBrand, luhnValid } from './card-data.ts';
-import { cardBody, createCard, createCustomer, VISA_OK } from './test-support.ts';
+import { cardBody, createCard, createCustomer, VISA_OK } from '../../../test/support/cards.ts';
 
 const YEAR = new Date().getUTCFullYear();
 
@@ -21,7 +21,10 @@ describe('cards', () => {
   after(() => h.close());
 
   test('POST /cards keeps brand, last four, expiry and holder; never the number or the code', async () => {
-    const res = await co.req({ url: '/v1/cards', body: cardBody(customer, { card_number: '4242 4242-4242 4242', expiration_month: 7, expiration_year: 30, cvv: 987 }) });
+    const res = await co.req({
+      url: '/v1/cards',
+      body: cardBody(customer, { card_number: '4242 4242-4242 4242', expiration_month: 7, expiration_year: 30, cvv: 987 }),
+    });
     assert.equal(res.status, 200, res.raw);
     const card = res.body;
     assert.match(card.id, /^card_[0-9a-z]{26}$/);
@@ -68,7 +71,15 @@ describe('cards', () => {
   });
 
   test('10104 card_number: Luhn, digits, length by brand', async () => {
-    for (const number of ['4242424242424241', '4242abcd42424242', '424242', '42424242424242424242', '', '378282246310005 9'.replace(' ', ''), '4242424242424']) {
+    for (const number of [
+      '4242424242424241',
+      '4242abcd42424242',
+      '424242',
+      '42424242424242424242',
+      '',
+      '378282246310005 9'.replace(' ', ''),
+      '4242424242424',
+    ]) {
       const res = await co.req({ url: '/v1/cards', body: cardBody(customer, { card_number: number }) });
       expectError(res, 422, 'card_number', 10104);
       assert.ok(res.body.errors.card_number, res.raw);
@@ -112,12 +123,20 @@ describe('cards', () => {
     }
     // This month is still valid (cards are valid through the end of their month, Bogotá time).
     const bogota = new Date(Date.now() - 5 * 3_600_000);
-    const res = await co.req({ url: '/v1/cards', body: cardBody(customer, { expiration_month: bogota.getUTCMonth() + 1, expiration_year: bogota.getUTCFullYear() }) });
+    const res = await co.req({
+      url: '/v1/cards',
+      body: cardBody(customer, { expiration_month: bogota.getUTCMonth() + 1, expiration_year: bogota.getUTCFullYear() }),
+    });
     assert.equal(res.status, 200, res.raw);
   });
 
   test('the first problem answers: number, then code, then expiry', async () => {
-    expectError(await co.req({ url: '/v1/cards', body: cardBody(customer, { card_number: '4242424242424241', cvv: '1', expiration_month: 13 }) }), 422, 'card_number', 10104);
+    expectError(
+      await co.req({ url: '/v1/cards', body: cardBody(customer, { card_number: '4242424242424241', cvv: '1', expiration_month: 13 }) }),
+      422,
+      'card_number',
+      10104,
+    );
     expectError(await co.req({ url: '/v1/cards', body: cardBody(customer, { cvv: '1', expiration_month: 13 }) }), 422, 'card_cvv', 10102);
   });
 
@@ -139,9 +158,16 @@ describe('cards', () => {
     const c = await createCard(co, c2);
     const list = await co.req({ url: `/v1/cards?filter[customer_id]=${c1}` });
     assert.equal(list.status, 200, list.raw);
-    assert.deepEqual(list.body.data.map((x: { id: string }) => x.id), [b.id, a.id], 'newest first');
+    assert.deepEqual(
+      list.body.data.map((x: { id: string }) => x.id),
+      [b.id, a.id],
+      'newest first',
+    );
     assert.equal((await co.req({ url: `/v1/cards?customer_id=${c2}` })).body.data[0].id, c.id, 'plain customer_id is an alias');
-    assert.deepEqual((await co.req({ url: `/v1/cards?filter[customer_id]=${c1}&sort=created_at` })).body.data.map((x: { id: string }) => x.id), [a.id, b.id]);
+    assert.deepEqual(
+      (await co.req({ url: `/v1/cards?filter[customer_id]=${c1}&sort=created_at` })).body.data.map((x: { id: string }) => x.id),
+      [a.id, b.id],
+    );
     expectValidation(await co.req({ url: '/v1/cards?filter[customer_id]=nope' }), 'filter[customer_id]');
     expectError(await co.req({ url: '/v1/cards?filter[brand]=visa' }), 400);
     const all = await co.req({ url: '/v1/cards?per_page=100' });
@@ -156,7 +182,10 @@ describe('cards', () => {
 
     const related = await co.req({ url: `/v1/customers/${c1}/cards` });
     assert.equal(related.status, 200, related.raw);
-    assert.deepEqual(related.body.data.map((x: { id: string }) => x.id), [b.id, a.id]);
+    assert.deepEqual(
+      related.body.data.map((x: { id: string }) => x.id),
+      [b.id, a.id],
+    );
     expectError(await co.req({ url: '/v1/customers/01a1ffd1-03aa-73c7-a9ea-9767dccc73e5/cards' }), 404, 'record_not_found', 10002);
 
     const del = await co.req({ method: 'DELETE', url: `/v1/cards/${a.id}` });
@@ -164,7 +193,10 @@ describe('cards', () => {
     assert.equal(del.raw, '');
     expectError(await co.req({ url: `/v1/cards/${a.id}` }), 404, 'record_not_found', 10002);
     expectError(await co.req({ method: 'DELETE', url: `/v1/cards/${a.id}` }), 404, 'record_not_found', 10002);
-    assert.deepEqual((await co.req({ url: `/v1/customers/${c1}/cards` })).body.data.map((x: { id: string }) => x.id), [b.id]);
+    assert.deepEqual(
+      (await co.req({ url: `/v1/customers/${c1}/cards` })).body.data.map((x: { id: string }) => x.id),
+      [b.id],
+    );
     expectError(await send(h.app, { method: 'DELETE', url: `/v1/cards/${b.id}`, key: null }), 401, 'unauthenticated', 10000);
   });
 
@@ -190,10 +222,23 @@ describe('cards', () => {
     const replay = await co.req({ url: '/v1/cards', body: cardBody(customer), idem: 'card-idem-1' });
     assert.equal(replay.raw, first.raw);
     assert.equal(replay.headers['idempotent-replayed'], 'true');
-    expectError(await co.req({ url: '/v1/cards', body: cardBody(customer, { card_number: '5555555555554444' }), idem: 'card-idem-1' }), 409, 'idempotency_error', 10003);
+    expectError(
+      await co.req({ url: '/v1/cards', body: cardBody(customer, { card_number: '5555555555554444' }), idem: 'card-idem-1' }),
+      409,
+      'idempotency_error',
+      10003,
+    );
     const { createHash } = await import('node:crypto');
-    const row = await h.runtime.deps.database.db.selectFrom('idempotency_keys').select('fingerprint').where('company_id', '=', co.company.id).where('key', '=', 'card-idem-1').executeTakeFirstOrThrow();
-    const plain = createHash('sha256').update('POST /v1/cards\n').update(JSON.stringify(cardBody(customer))).digest('hex');
+    const row = await h.runtime.deps.database.db
+      .selectFrom('idempotency_keys')
+      .select('fingerprint')
+      .where('company_id', '=', co.company.id)
+      .where('key', '=', 'card-idem-1')
+      .executeTakeFirstOrThrow();
+    const plain = createHash('sha256')
+      .update('POST /v1/cards\n')
+      .update(JSON.stringify(cardBody(customer)))
+      .digest('hex');
     assert.notEqual(row.fingerprint, plain, 'not a plain hash of the body (which would let the number be brute-forced)');
   });
 });
@@ -207,7 +252,8 @@ describe('publishable keys and card tokens', () => {
     const { customer_id: _c, authorization: _a, ...card } = cardBody('x');
     return card;
   };
-  const tokenize = (c: Company, env: 'test' | 'live' = 'test', body: Record<string, unknown> = tokenBody()) => c.req({ url: '/v1/tokens', body, key: c.publishable_keys[env] });
+  const tokenize = (c: Company, env: 'test' | 'live' = 'test', body: Record<string, unknown> = tokenBody()) =>
+    c.req({ url: '/v1/tokens', body, key: c.publishable_keys[env] });
 
   before(async () => {
     h = await createHarness();
@@ -263,15 +309,28 @@ describe('publishable keys and card tokens', () => {
     expectValidation(await co.req({ url: '/v1/cards/tokenized', body: { card_token: 'tok_nope', customer_id: customer } }), 'card_token');
     // Still unused: the failed attempts did not spend it.
     const liveCustomer = await createCustomer(co, 'live');
-    assert.equal((await co.req({ url: '/v1/cards/tokenized', body: { card_token: live.body.id, customer_id: liveCustomer }, env: 'live' })).status, 200);
+    assert.equal(
+      (await co.req({ url: '/v1/cards/tokenized', body: { card_token: live.body.id, customer_id: liveCustomer }, env: 'live' })).status,
+      200,
+    );
   });
 
   test('keys: publishable keys only tokenize; secret keys cannot tokenize', async () => {
     expectError(await co.req({ url: '/v1/tokens', body: tokenBody() }), 404, 'record_not_found', 10002);
     expectError(await co.req({ url: '/v1/cards', body: cardBody(customer), key: co.publishable_keys.test }), 404, 'record_not_found', 10002);
-    expectError(await co.req({ url: '/v1/cards/tokenized', body: { card_token: 'tok_x', customer_id: customer }, key: co.publishable_keys.test }), 404, 'record_not_found', 10002);
+    expectError(
+      await co.req({ url: '/v1/cards/tokenized', body: { card_token: 'tok_x', customer_id: customer }, key: co.publishable_keys.test }),
+      404,
+      'record_not_found',
+      10002,
+    );
     expectError(await co.req({ url: '/v1/tokens', body: tokenBody(), key: null }), 401, 'unauthenticated', 10000);
-    expectError(await co.req({ url: '/v1/tokens', body: tokenBody(), key: 'pk_test_doesnotexist00000000000000000000000' }), 404, 'record_not_found', 10002);
+    expectError(
+      await co.req({ url: '/v1/tokens', body: tokenBody(), key: 'pk_test_doesnotexist00000000000000000000000' }),
+      404,
+      'record_not_found',
+      10002,
+    );
     expectError(await co.req({ url: '/v1/tokens', body: tokenBody(), key: co.publishable_keys.test, idem: false }), 409, 'idempotency_error', 10003);
   });
 });

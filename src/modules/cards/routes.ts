@@ -4,17 +4,27 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { errorResponses } from '../../platform/http/openapi.ts';
 import { listPath } from '../../platform/http/urls.ts';
 import { listEnvelopeSchema } from '../../platform/lists/lists.ts';
-import { cardListQuery, cardResponse, createCardBody, createTokenBody, customerCardListQuery, idParams, tokenizedCardBody, tokenResponse } from './schemas.ts';
-import { createCard, createCardFromToken, createToken, deleteCard, getCard, listCards, listCustomerCards } from './service.ts';
+import {
+  cardListQuery,
+  cardResponse,
+  createCardBody,
+  createTokenBody,
+  customerCardListQuery,
+  idParams,
+  tokenizedCardBody,
+  tokenResponse,
+} from './schemas.ts';
+import { createCard, recoverCard, createCardFromToken, createToken, deleteCard, getCard, listCards, listCustomerCards } from './service.ts';
 
 const tags = ['Cards'];
-const cardErrors = 'Card data: 10104 card_number (Luhn, length by brand), 10102 card_cvv (3 digits, 4 for American Express), 10122 card_expired (a real month, not past, at most 20 years ahead). The number and the code are never stored, logged or returned.';
+const cardErrors =
+  'Card data: 10104 card_number (Luhn, length by brand), 10102 card_cvv (3 digits, 4 for American Express), 10122 card_expired (a real month, not past, at most 20 years ahead). The number and the code are never stored, logged or returned.';
 
 export function cardRoutes(app: FastifyInstance): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
 
   r.post('/cards', {
-    config: { sensitiveBody: true },
+    config: { sensitiveBody: true, recover: recoverCard },
     schema: {
       tags,
       summary: "Save a customer's card",
@@ -29,7 +39,8 @@ export function cardRoutes(app: FastifyInstance): void {
     schema: {
       tags,
       summary: 'Save a card from a card token',
-      description: 'card_token from POST /v1/tokens (publishable key): single use, valid 10 minutes, same company and environment; otherwise 422 on card_token.',
+      description:
+        'card_token from POST /v1/tokens (publishable key): single use, valid 10 minutes, same company and environment; otherwise 422 on card_token.',
       body: tokenizedCardBody,
       response: { 200: cardResponse, ...errorResponses(401, 404, 409, 422) },
     },
@@ -37,7 +48,13 @@ export function cardRoutes(app: FastifyInstance): void {
   });
 
   r.get('/cards', {
-    schema: { tags, summary: 'List cards', description: 'filter[customer_id] (or customer_id); sort created_at.', querystring: cardListQuery, response: { 200: listEnvelopeSchema(cardResponse), ...errorResponses(400, 401, 404, 422) } },
+    schema: {
+      tags,
+      summary: 'List cards',
+      description: 'filter[customer_id] (or customer_id); sort created_at.',
+      querystring: cardListQuery,
+      response: { 200: listEnvelopeSchema(cardResponse), ...errorResponses(400, 401, 404, 422) },
+    },
     handler: async (req) => listCards(req.ctx, req.query, listPath(req)),
   });
 
@@ -47,7 +64,13 @@ export function cardRoutes(app: FastifyInstance): void {
   });
 
   r.delete('/cards/:id', {
-    schema: { tags, summary: 'Delete a card', description: 'It can no longer be charged; afterwards 404.', params: idParams, response: { 204: z.null().describe('No content'), ...errorResponses(401, 404) } },
+    schema: {
+      tags,
+      summary: 'Delete a card',
+      description: 'It can no longer be charged; afterwards 404.',
+      params: idParams,
+      response: { 204: z.null().describe('No content'), ...errorResponses(401, 404) },
+    },
     handler: async (req, reply) => {
       await deleteCard(req.ctx, req.params.id);
       return reply.code(204).send(null);
@@ -55,7 +78,13 @@ export function cardRoutes(app: FastifyInstance): void {
   });
 
   r.get('/customers/:id/cards', {
-    schema: { tags, summary: "List the customer's cards", params: idParams, querystring: customerCardListQuery, response: { 200: listEnvelopeSchema(cardResponse), ...errorResponses(400, 401, 404, 422) } },
+    schema: {
+      tags,
+      summary: "List the customer's cards",
+      params: idParams,
+      querystring: customerCardListQuery,
+      response: { 200: listEnvelopeSchema(cardResponse), ...errorResponses(400, 401, 404, 422) },
+    },
     handler: async (req) => listCustomerCards(req.ctx, req.params.id, req.query, listPath(req)),
   });
 

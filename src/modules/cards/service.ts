@@ -5,8 +5,11 @@ import type { Environment } from '../../platform/db/schema.ts';
 import { ApiError, validationError } from '../../platform/errors/api-error.ts';
 import { prefixedId } from '../../platform/ids.ts';
 import { paginate, parseListQuery } from '../../platform/lists/lists.ts';
-import { assertInScope, iso } from '../../platform/scope.ts';
+import { assertInScope, iso, inTenant, type Tenant, inCompany } from '../../platform/scope.ts';
 import { customerExists } from '../accounts/queries.ts';
+import { CardRefused, type DebitPort, type SavedCard } from '../../rails/index.ts';
+import { requestOrigin, runOutsideCall } from '../../platform/outside-call.ts';
+import type { RecoverResource } from '../../platform/idempotency/idempotency.ts';
 import { loadCustomer } from '../customers/service.ts';
 import { cardExpiredAt } from '../../platform/clock.ts';
 import { cardFingerprint, checkCardData, type CardBrand, type CardDataInput, type CheckedCard } from './card-data.ts';
@@ -30,7 +33,6 @@ import './tables.ts';
 
 export type CardRow = Selectable<CardsTable>;
 type TokenRow = Selectable<CardTokensTable>;
-type Scope = { companyId: string; environment: Environment };
 
 export const CARD_ID = /^card_[0-9a-z]{26}$/;
 export const TOKEN_ID = /^tok_[0-9a-z]{26}$/;
@@ -84,17 +86,121 @@ async function requireCustomer(ctx: RequestContext, customerId: string): Promise
   return id;
 }
 
-/** POST /cards: the card number and security code are checked and then forgotten. */
+/**
+ * The card vault of the environment's card rail when a connector keeps cards at the provider
+ * (docs/connectors.md), else null (the sandbox, or live without a connector: the card is saved
+ * here and a charge on it answers rail_not_configured until a connector serves cards).
+ */
+async function providerVault(ctx: RequestContext): Promise<Required<Pick<DebitPort, 'tokenizeCard' | 'saveCard'>> | null> {
+  const port = await ctx.deps.rails.connectors.find(ctx, 'card');
+  return port?.tokenizeCard && port.saveCard ? (port as Required<Pick<DebitPort, 'tokenizeCard' | 'saveCard'>>) : null;
+}
+
+/** The e-mail a provider saves the card under: the customer's, required then. */
+async function customerEmail(ctx: RequestContext, customerId: string): Promise<string> {
+  const { email } = await loadCustomer(ctx, customerId);
+  if (!email)
+    throw validationError({ customer_id: ["the payment provider saves cards under the customer's e-mail: set the customer's email first"] });
+  return email;
+}
+
+/**
+ * Saving the card at the provider, through the outside-call protocol: the card id is named with
+ * the request's claim before the call (a retry of the key answers that card, or saves it again
+ * when it was never written); the card data lives only in memory for the call. A refusal of the
+ * card by the provider is 422 on card_number; an unknown outcome is 503 and nothing is saved.
+ */
+async function saveAtProvider(
+  ctx: RequestContext,
+  cardId: string,
+  vault: (now: Date) => Promise<SavedCard>,
+  insert: (trx: Executor, saved: SavedCard) => Promise<CardRow>,
+): Promise<CardRow> {
+  const now = ctx.deps.clock.now();
+  const result = await runOutsideCall(requestOrigin(ctx), {
+    rail: 'card',
+    record: async () => ({ recorded: null, resourceId: cardId, safetyJobId: null }),
+    call: async () => {
+      try {
+        return { saved: await vault(now) };
+      } catch (error) {
+        if (error instanceof CardRefused) return { refused: error.reason };
+        throw error;
+      }
+    },
+    settle: async (trx, _r, outcome) => (outcome.saved ? { row: await insert(trx, outcome.saved) } : { refused: outcome.refused ?? 'refused' }),
+    unknown: () => {
+      throw new ApiError('service_unavailable', {
+        message: 'The payment provider did not answer; the card was not saved. Retry with the same x-idempotency.',
+      });
+    },
+    lost: () =>
+      new ApiError('service_unavailable', { message: 'The card was saved at the provider but not here; retry with the same x-idempotency.' }),
+  });
+  if (!result.row) throw validationError({ card_number: [`the payment provider refused the card: ${result.refused}`] });
+  return result.row;
+}
+
+/** What a saved card keeps of the provider's answer. */
+function providerColumns(saved: SavedCard | null) {
+  return {
+    rail_source: saved?.source ?? null,
+    rail_acceptance: saved?.acceptance
+      ? JSON.stringify({ permalink: saved.acceptance.permalink, accepted_at: saved.acceptance.acceptedAt.toISOString() })
+      : null,
+  };
+}
+
+/** A retry of POST /cards whose run named the card and died: the card, or null (never saved: run again). */
+export const recoverCard: RecoverResource = async (req, id) => {
+  const row = await req.ctx.deps.database.db.selectFrom('cards').selectAll().$call(inTenant(req.ctx)).where('id', '=', id).executeTakeFirst();
+  return row ? toCardResponse(row, req.ctx.deps.clock.now()) : null;
+};
+
+/** POST /cards: the card number and security code are checked and then forgotten (or handed to the provider's vault). */
 export async function createCard(ctx: RequestContext, body: CreateCardBody): Promise<CardResponse> {
   const now = ctx.deps.clock.now();
   const card = checkData(body, now);
   const customerId = await requireCustomer(ctx, body.customer_id);
-  const row = await ctx.db
+  const cardId = prefixedId('card', now.getTime());
+  const vault = await providerVault(ctx);
+  const insert = (db: Executor, saved: SavedCard | null) => insertCard(db, ctx, cardId, customerId, card, body, saved, now);
+  if (!vault) return toCardResponse(await insert(ctx.db, null), now);
+  const email = await customerEmail(ctx, customerId);
+  const row = await saveAtProvider(
+    ctx,
+    cardId,
+    async (acceptedAt) => {
+      const { token } = await vault.tokenizeCard({
+        number: card.pan,
+        cvc: String(body.cvv ?? body.ccv),
+        expMonth: card.expMonth,
+        expYear: card.expYear,
+        holderName: holderName(body.holder_name),
+      });
+      return vault.saveCard({ token, customerEmail: email, acceptedAt });
+    },
+    insert,
+  );
+  return toCardResponse(row, now);
+}
+
+function insertCard(
+  db: Executor,
+  ctx: RequestContext,
+  cardId: string,
+  customerId: string,
+  card: CheckedCard,
+  body: CreateCardBody,
+  saved: SavedCard | null,
+  now: Date,
+): Promise<CardRow> {
+  return db
     .insertInto('cards')
     .values({
       company_id: ctx.companyId,
       environment: ctx.environment,
-      id: prefixedId('card', now.getTime()),
+      id: cardId,
       customer_id: customerId,
       brand: card.brand,
       last4: card.last4,
@@ -105,13 +211,13 @@ export async function createCard(ctx: RequestContext, body: CreateCardBody): Pro
       authorization: body.authorization ?? false,
       outcome_class: card.outcomeClass,
       source: 'api',
+      ...providerColumns(saved),
       created_at: now,
       updated_at: now,
       deleted_at: null,
     })
     .returningAll()
     .executeTakeFirstOrThrow();
-  return toCardResponse(row, now);
 }
 
 /** A path id that cannot be a card id never exists: 404 without a query. */
@@ -122,21 +228,14 @@ export function requireCardId(id: string): string {
 
 /** A card of the caller's company with SPEC.md's 404 rules (deleted cards are gone). */
 export async function loadCard(ctx: { companyId: string; environment: Environment; db: Executor }, id: string): Promise<CardRow> {
-  const row = await ctx.db.selectFrom('cards').selectAll().where('company_id', '=', ctx.companyId).where('id', '=', requireCardId(id)).executeTakeFirst();
+  const row = await ctx.db.selectFrom('cards').selectAll().$call(inCompany(ctx)).where('id', '=', requireCardId(id)).executeTakeFirst();
   return assertInScope(row, ctx);
 }
 
 /** A live card of the scope by id, or undefined (for a charge's `card_id`). */
-export async function findCard(db: Executor, scope: Scope, id: string): Promise<CardRow | undefined> {
+export async function findCard(db: Executor, scope: Tenant, id: string): Promise<CardRow | undefined> {
   if (!CARD_ID.test(id)) return undefined;
-  return db
-    .selectFrom('cards')
-    .selectAll()
-    .where('company_id', '=', scope.companyId)
-    .where('environment', '=', scope.environment)
-    .where('id', '=', id)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst();
+  return db.selectFrom('cards').selectAll().$call(inTenant(scope)).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
 }
 
 export async function getCard(ctx: RequestContext, id: string): Promise<CardResponse> {
@@ -150,8 +249,7 @@ export async function deleteCard(ctx: RequestContext, id: string): Promise<void>
   const result = await ctx.db
     .updateTable('cards')
     .set({ deleted_at: now, updated_at: now })
-    .where('company_id', '=', ctx.companyId)
-    .where('environment', '=', ctx.environment)
+    .$call(inTenant(ctx))
     .where('id', '=', card.id)
     .where('deleted_at', 'is', null)
     .executeTakeFirst();
@@ -185,11 +283,16 @@ export async function listCustomerCards(ctx: RequestContext, customerId: string,
   const customer = await loadCustomer(ctx, customerId);
   const list = parseListQuery(customerCardList, query);
   const now = ctx.deps.clock.now();
-  return paginate(selectCards(ctx).where('customer_id', '=', customer.id), list, { path, query, table: 'cards', map: (row) => toCardResponse(row, now) });
+  return paginate(selectCards(ctx).where('customer_id', '=', customer.id), list, {
+    path,
+    query,
+    table: 'cards',
+    map: (row) => toCardResponse(row, now),
+  });
 }
 
 function selectCards(ctx: RequestContext) {
-  return ctx.db.selectFrom('cards').selectAll().where('company_id', '=', ctx.companyId).where('environment', '=', ctx.environment).where('deleted_at', 'is', null);
+  return ctx.db.selectFrom('cards').selectAll().$call(inTenant(ctx)).where('deleted_at', 'is', null);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -222,8 +325,7 @@ export async function createToken(ctx: RequestContext, body: CreateTokenBody): P
   // Tokens a day past their expiry are of no use, not even to explain a refusal: dropped here.
   await ctx.db
     .deleteFrom('card_tokens')
-    .where('company_id', '=', ctx.companyId)
-    .where('environment', '=', ctx.environment)
+    .$call(inTenant(ctx))
     .where('expires_at', '<', new Date(now.getTime() - 86_400_000))
     .execute();
   return toTokenResponse(row);
@@ -243,8 +345,7 @@ export async function createCardFromToken(ctx: RequestContext, body: TokenizedCa
     ? await ctx.db
         .updateTable('card_tokens')
         .set({ used_at: now, card_id: cardId })
-        .where('company_id', '=', ctx.companyId)
-        .where('environment', '=', ctx.environment)
+        .$call(inTenant(ctx))
         .where('id', '=', tokenId)
         .where('used_at', 'is', null)
         .where('expires_at', '>', now)
@@ -253,15 +354,13 @@ export async function createCardFromToken(ctx: RequestContext, body: TokenizedCa
     : undefined;
   if (!token) {
     const found = TOKEN_ID.test(tokenId)
-      ? await ctx.db
-          .selectFrom('card_tokens')
-          .select(['used_at', 'expires_at'])
-          .where('company_id', '=', ctx.companyId)
-          .where('environment', '=', ctx.environment)
-          .where('id', '=', tokenId)
-          .executeTakeFirst()
+      ? await ctx.db.selectFrom('card_tokens').select(['used_at', 'expires_at']).$call(inTenant(ctx)).where('id', '=', tokenId).executeTakeFirst()
       : undefined;
-    const problem = !found ? 'no such card token in this environment' : found.used_at ? 'the card token was already used' : 'the card token expired (tokens last 10 minutes)';
+    const problem = !found
+      ? 'no such card token in this environment'
+      : found.used_at
+        ? 'the card token was already used'
+        : 'the card token expired (tokens last 10 minutes)';
     throw validationError({ card_token: [problem] });
   }
   const row = await ctx.db

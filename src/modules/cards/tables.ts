@@ -22,6 +22,10 @@ export interface CardsTable {
   authorization: boolean;
   outcome_class: string;
   source: 'api' | 'token';
+  /** The connector's opaque reference to the card saved at the provider (migrations/0016). */
+  rail_source: string | null;
+  /** JSON: the provider's terms the payer accepted, and when. */
+  rail_acceptance: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
   deleted_at: Timestamp | null;
@@ -42,6 +46,8 @@ export interface CardTokensTable {
   expires_at: Timestamp;
   used_at: Timestamp | null;
   card_id: string | null;
+  /** The provider's token of the same card, when a connector served cards (migrations/0016). */
+  rail_token: string | null;
 }
 
 declare module '../../platform/db/schema.ts' {

@@ -8,9 +8,9 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { createHarness, type Company, type Harness } from '../../../test/harness.ts';
-import { createCustomer } from '../cards/test-support.ts';
-import { plain } from '../../pages/test-support.ts';
-import { BANCOLOMBIA, chargeEvents } from './test-support.ts';
+import { createCustomer } from '../../../test/support/cards.ts';
+import { plain } from '../../../test/support/pages.ts';
+import { BANCOLOMBIA, chargeEvents } from '../../../test/support/charges.ts';
 
 /**
  * The banklink flow in a real browser (Debian's Chromium driven by playwright-core, never a
@@ -20,7 +20,9 @@ import { BANCOLOMBIA, chargeEvents } from './test-support.ts';
  */
 
 const CHROMIUM = '/usr/bin/chromium';
-const SKIP = fs.existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium) to run the browser tests`;
+const SKIP = fs.existsSync(CHROMIUM)
+  ? false
+  : `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium) to run the browser tests`;
 const SHOTS = path.resolve('.test-data/screenshots');
 
 /** The merchant's site: where the bank sends the payer back (redirect_url). */
@@ -29,7 +31,9 @@ async function merchantSite(): Promise<{ url: string; visits: string[]; close: (
   const server = http.createServer((req, res) => {
     visits.push(req.url ?? '');
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-    res.end('<!doctype html><html lang="es-CO"><head><meta name="viewport" content="width=device-width"><title>Tienda</title></head><body><h1>Estamos confirmando tu pago</h1></body></html>');
+    res.end(
+      '<!doctype html><html lang="es-CO"><head><meta name="viewport" content="width=device-width"><title>Tienda</title></head><body><h1>Estamos confirmando tu pago</h1></body></html>',
+    );
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -54,7 +58,14 @@ describe('banklink charge through the sandbox bank, in Chromium at 360 px', { sk
   const createBanklink = async (amount: number, reference: string) => {
     const res = await co.req({
       url: '/v1/charges/banklink',
-      body: { amount, bank_id: BANCOLOMBIA, customer_id: customer, redirect_url: `${merchant.url}/pedido/77?paso=pago`, external_id: `pedido-${reference}`, reference },
+      body: {
+        amount,
+        bank_id: BANCOLOMBIA,
+        customer_id: customer,
+        redirect_url: `${merchant.url}/pedido/77?paso=pago`,
+        external_id: `pedido-${reference}`,
+        reference,
+      },
     });
     assert.equal(res.status, 200, res.raw);
     return res.body as { id: string; url: string; status: string };
@@ -74,7 +85,16 @@ describe('banklink charge through the sandbox bank, in Chromium at 360 px', { sk
       headless: true,
       viewport: { width: 360, height: 780 },
       locale: 'es-CO',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     page = browser.pages()[0] ?? (await browser.newPage());
   });
@@ -112,7 +132,10 @@ describe('banklink charge through the sandbox bank, in Chromium at 360 px', { sk
     const paid = await charge(c.id);
     assert.equal(paid.status, 'paid');
     assert.ok(paid.paid_at);
-    assert.deepEqual((await chargeEvents(h, co, c.id)).map((e) => e.type), ['charge.created', 'charge.processing', 'charge.paid']);
+    assert.deepEqual(
+      (await chargeEvents(h, co, c.id)).map((e) => e.type),
+      ['charge.created', 'charge.processing', 'charge.paid'],
+    );
 
     // The link again: the payer sees it paid, with the way back to the merchant.
     await open(c.url);

@@ -3,11 +3,21 @@ import assert from 'node:assert/strict';
 import { createHarness, expectError, expectValidation, type Company, type Harness } from '../../../test/harness.ts';
 import { installFakeLiveConnector } from '../../../test/fakes/live-connectors.ts';
 import { expectScoped } from '../../../test/auth-matrix.ts';
-import { createCustomer } from '../cards/test-support.ts';
-import { getPage, postForm, tokenOf } from '../../pages/test-support.ts';
+import { createCustomer } from '../../../test/support/cards.ts';
+import { getPage, postForm, tokenOf } from '../../../test/support/pages.ts';
 import { PLATFORM_BANK_ID } from '../banks/catalogue.ts';
 import type { BanklinkPort } from '../../rails/index.ts';
-import { BANCOLOMBIA, balance, banklinkBody, chargeEvents, COOPCENTRAL, DAVIPLATA, redirectUrl, runChargeJobs, runExpireJobs } from './test-support.ts';
+import {
+  BANCOLOMBIA,
+  balance,
+  banklinkBody,
+  chargeEvents,
+  COOPCENTRAL,
+  DAVIPLATA,
+  redirectUrl,
+  runChargeJobs,
+  runExpireJobs,
+} from '../../../test/support/charges.ts';
 
 /** POST /v1/charges/banklink and its sandbox bank page (docs/charges.md "Banklink"). */
 describe('banklink charges', () => {
@@ -49,13 +59,19 @@ describe('banklink charges', () => {
     assert.equal(c.card_id, null);
     assert.equal(c.network_id, `sbx_banklink_${c.id}`);
     assert.equal(new Date(c.expires_at).getTime() - new Date(c.created_at).getTime(), 30 * 60_000);
-    assert.deepEqual((await chargeEvents(h, co, c.id)).map((e) => `${e.type}:${e.data.status}`), ['charge.created:created', 'charge.processing:processing']);
+    assert.deepEqual(
+      (await chargeEvents(h, co, c.id)).map((e) => `${e.type}:${e.data.status}`),
+      ['charge.created:created', 'charge.processing:processing'],
+    );
     const intent = await co.req({ url: `/v1/payment-intents/${c.id}` });
     assert.equal(intent.body.method, 'banklink');
     assert.equal(intent.body.status, 'in_progress');
     assert.deepEqual((await co.req({ url: `/v1/charges/${c.id}` })).body, c);
     const listed = await co.req({ url: '/v1/charges?filter[payment_method_type]=banklink&filter[customer_id]=' + customer });
-    assert.deepEqual(listed.body.data.map((x: { id: string }) => x.id), [c.id]);
+    assert.deepEqual(
+      listed.body.data.map((x: { id: string }) => x.id),
+      [c.id],
+    );
     // The outcome was saved: no reconcile job is left.
     assert.equal(await runChargeJobs(h, [c.id]), 0);
   });
@@ -164,7 +180,10 @@ describe('banklink charges', () => {
     assert.equal(paid.status, 'paid');
     assert.ok(paid.paid_at);
     assert.equal((await balance(co)).available, before.available + 88000);
-    assert.deepEqual((await chargeEvents(h, co, c.id)).map((e) => e.type), ['charge.created', 'charge.processing', 'charge.paid']);
+    assert.deepEqual(
+      (await chargeEvents(h, co, c.id)).map((e) => e.type),
+      ['charge.created', 'charge.processing', 'charge.paid'],
+    );
     assert.equal((await co.req({ url: `/v1/payment-intents/${c.id}` })).body.status, 'approved');
 
     // Coming back: the final page, with the way back to the merchant; a repeated answer changes nothing.
@@ -196,7 +215,10 @@ describe('banklink charges', () => {
     const failed = (await co.req({ url: `/v1/charges/${c.id}` })).body;
     assert.equal(failed.status, 'failed');
     assert.equal(failed.remarks, 'TRANSACTION_REJECTED');
-    assert.deepEqual((await chargeEvents(h, co, c.id)).map((e) => e.type), ['charge.created', 'charge.processing', 'charge.failed']);
+    assert.deepEqual(
+      (await chargeEvents(h, co, c.id)).map((e) => e.type),
+      ['charge.created', 'charge.processing', 'charge.failed'],
+    );
     const final = await getPage(h, pathOf(c.url));
     assert.match(final.body, /Tu pago no fue aprobado/);
     assert.match(final.body, /La entidad financiera rechazó la transacción/);
@@ -216,7 +238,10 @@ describe('banklink charges', () => {
       const c = (await co.req({ url: `/v1/charges/${id}` })).body;
       assert.equal(c.status, 'failed');
       assert.equal(c.remarks, 'EXPIRED');
-      assert.deepEqual((await chargeEvents(h, co, id)).map((e) => e.type), ['charge.created', 'charge.processing', 'charge.failed']);
+      assert.deepEqual(
+        (await chargeEvents(h, co, id)).map((e) => e.type),
+        ['charge.created', 'charge.processing', 'charge.failed'],
+      );
       assert.equal((await co.req({ url: `/v1/payment-intents/${id}` })).body.status, 'declined');
     }
   });

@@ -6,6 +6,7 @@ import { customerExists } from '../accounts/queries.ts';
 import { collectAmount, collectMetadata, createPayerCharge, fieldErrors, lockKey } from './collect.ts';
 import { BANKLINK_DUPLICATE_WINDOW_MS, BANKLINK_MINIMUM_PESOS, BANKLINK_SESSION_MINUTES, type BanklinkBody } from './collect-schemas.ts';
 import type { ChargeResponse } from './schemas.ts';
+import { inTenant } from '../../platform/scope.ts';
 
 /**
  * POST /charges/banklink (docs/charges.md "Banklink"): a bank-transfer link. The charge answers
@@ -50,8 +51,7 @@ export async function createBanklinkCharge(ctx: RequestContext, body: BanklinkBo
       const previous = await trx
         .selectFrom('charges')
         .select(['id', 'created_at'])
-        .where('company_id', '=', ctx.companyId)
-        .where('environment', '=', ctx.environment)
+        .$call(inTenant(ctx))
         .where('payment_method_type', '=', 'banklink')
         .where('customer_id', '=', customerId)
         .where('bank_id', '=', bankId)

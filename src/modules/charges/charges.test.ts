@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { createHarness, expectError, expectValidation, type Company, type Harness } from '../../../test/harness.ts';
 import { installFakeLiveConnector } from '../../../test/fakes/live-connectors.ts';
 import { expectScoped } from '../../../test/auth-matrix.ts';
-import { activeWallet } from '../payments/test-support.ts';
-import { createCard, createCustomer, VISA_DECLINED, VISA_EXPIRED } from '../cards/test-support.ts';
-import { balance, chargeBody, chargeEvents, createAccount, payer, runChargeJobs } from './test-support.ts';
+import { activeWallet } from '../../../test/support/payments.ts';
+import { createCard, createCustomer, VISA_DECLINED, VISA_EXPIRED } from '../../../test/support/cards.ts';
+import { balance, chargeBody, chargeEvents, createAccount, payer, runChargeJobs } from '../../../test/support/charges.ts';
 
 const DELAY = 2000;
 const RECONCILE = 30_000;
@@ -15,8 +15,12 @@ describe('charges', () => {
   let co: Company;
   let other: Company;
   let p: { customer: string; card: string; account: string };
-  const charge = (method: { card_id?: string; account_id?: string }, extra: Record<string, unknown> = {}, c: Company = co, env: 'test' | 'live' = 'test') =>
-    c.req({ url: '/v1/charges', body: chargeBody(p.customer, method, extra), env });
+  const charge = (
+    method: { card_id?: string; account_id?: string },
+    extra: Record<string, unknown> = {},
+    c: Company = co,
+    env: 'test' | 'live' = 'test',
+  ) => c.req({ url: '/v1/charges', body: chargeBody(p.customer, method, extra), env });
 
   before(async () => {
     h = await createHarness({ SANDBOX_CHARGE_DELAY_MS: String(DELAY), CHARGE_RECONCILE_DELAY_MS: String(RECONCILE) });
@@ -48,7 +52,10 @@ describe('charges', () => {
     assert.equal(c.is_test, true);
     assert.ok(c.paid_at);
     assert.equal(c.network_id, `sbx_${c.id}`);
-    assert.deepEqual((await chargeEvents(h, co, c.id)).map((e) => `${e.type}:${e.data.status}`), ['charge.created:created', 'charge.processing:processing', 'charge.paid:paid']);
+    assert.deepEqual(
+      (await chargeEvents(h, co, c.id)).map((e) => `${e.type}:${e.data.status}`),
+      ['charge.created:created', 'charge.processing:processing', 'charge.paid:paid'],
+    );
     assert.equal((await balance(co)).available, before.available + 150000);
 
     const got = await co.req({ url: `/v1/charges/${c.id}` });
@@ -81,7 +88,10 @@ describe('charges', () => {
       assert.equal(res.body.status, 'failed');
       assert.equal(res.body.remarks, reason);
       assert.ok(res.body.failed_at);
-      assert.deepEqual((await chargeEvents(h, co, res.body.id)).map((e) => e.type), ['charge.created', 'charge.processing', 'charge.failed']);
+      assert.deepEqual(
+        (await chargeEvents(h, co, res.body.id)).map((e) => e.type),
+        ['charge.created', 'charge.processing', 'charge.failed'],
+      );
       const intent = await co.req({ url: `/v1/payment-intents/${res.body.id}` });
       assert.equal(intent.body.status, 'declined');
       assert.equal(intent.body.remarks, reason);
@@ -125,7 +135,10 @@ describe('charges', () => {
     const paid = (await co.req({ url: `/v1/charges/${c.id}` })).body;
     assert.equal(paid.status, 'paid');
     assert.equal((await balance(co)).available, before.available + 150000);
-    assert.deepEqual((await chargeEvents(h, co, c.id)).map((e) => e.type), ['charge.created', 'charge.processing', 'charge.paid']);
+    assert.deepEqual(
+      (await chargeEvents(h, co, c.id)).map((e) => e.type),
+      ['charge.created', 'charge.processing', 'charge.paid'],
+    );
     // Running the job again (a retry) changes nothing.
     h.clock.advance(RECONCILE);
     assert.equal(await runChargeJobs(h, [c.id]), 0);
@@ -146,7 +159,10 @@ describe('charges', () => {
     const rejected = await co.req({ url: `/v1/charges/${acc.body.id}/resolve`, body: { action: 'reject', remarks: 'INSUFFICIENT_FUNDS' } });
     assert.equal(rejected.body.status, 'failed');
     assert.equal(rejected.body.remarks, 'INSUFFICIENT_FUNDS');
-    assert.deepEqual((await chargeEvents(h, co, acc.body.id)).map((e) => e.type), ['charge.created', 'charge.processing', 'charge.failed']);
+    assert.deepEqual(
+      (await chargeEvents(h, co, acc.body.id)).map((e) => e.type),
+      ['charge.created', 'charge.processing', 'charge.failed'],
+    );
   });
 
   test('test_scenario persistence_lost: 503 90005, the charge exists (found by external_id) and the reconciler settles it', async () => {
@@ -156,12 +172,18 @@ describe('charges', () => {
     assert.equal(found.body.total, 1);
     const c = found.body.data[0];
     assert.equal(c.status, 'created');
-    assert.deepEqual((await chargeEvents(h, co, c.id)).map((e) => e.type), ['charge.created']);
+    assert.deepEqual(
+      (await chargeEvents(h, co, c.id)).map((e) => e.type),
+      ['charge.created'],
+    );
     h.clock.advance(RECONCILE);
     assert.equal(await runChargeJobs(h, [c.id]), 1);
     const settled = (await co.req({ url: `/v1/charges/${c.id}` })).body;
     assert.equal(settled.status, 'paid');
-    assert.deepEqual((await chargeEvents(h, co, c.id)).map((e) => e.type), ['charge.created', 'charge.processing', 'charge.paid']);
+    assert.deepEqual(
+      (await chargeEvents(h, co, c.id)).map((e) => e.type),
+      ['charge.created', 'charge.processing', 'charge.paid'],
+    );
 
     const acc = await charge({ account_id: p.account }, { test_scenario: 'persistence_lost', external_id: 'lost-2' });
     expectError(acc, 503, 'charge_persistence_lost', 90005);
@@ -248,7 +270,13 @@ describe('charges', () => {
     expectValidation(await charge({ card_id: theirs.card }), 'card_id');
     expectValidation(await charge({ account_id: theirs.account }), 'account_id');
     const wallet = await activeWallet(h, co, other);
-    expectValidation(await co.req({ url: '/v1/charges', body: chargeBody((await co.req({ url: `/v1/accounts/${wallet}` })).body.customer_id, { account_id: wallet }) }), 'account_id');
+    expectValidation(
+      await co.req({
+        url: '/v1/charges',
+        body: chargeBody((await co.req({ url: `/v1/accounts/${wallet}` })).body.customer_id, { account_id: wallet }),
+      }),
+      'account_id',
+    );
   });
 
   test('limits: the company maximum (COP) and instant-key (KEY) accounts below COP 11,552,000', async () => {
@@ -274,7 +302,10 @@ describe('charges', () => {
 
   test('a live key: test_scenario is 422; live cards are charged through the live rail', async () => {
     const live = await payer(h, co, 'live');
-    expectValidation(await co.req({ url: '/v1/charges', env: 'live', body: chargeBody(live.customer, { card_id: live.card }, { test_scenario: 'approved' }) }), 'test_scenario');
+    expectValidation(
+      await co.req({ url: '/v1/charges', env: 'live', body: chargeBody(live.customer, { card_id: live.card }, { test_scenario: 'approved' }) }),
+      'test_scenario',
+    );
     const res = await co.req({ url: '/v1/charges', env: 'live', body: chargeBody(live.customer, { card_id: live.card }) });
     assert.equal(res.status, 200, res.raw);
     assert.equal(res.body.status, 'paid');
@@ -312,11 +343,17 @@ describe('charges', () => {
     assert.equal(replay.headers['idempotent-replayed'], 'true');
     assert.equal((await co.req({ url: '/v1/charges?filter[external_id]=idem-1' })).body.total, 1);
     const byKey = await co.req({ url: '/v1/charges?filter[key]=charge-idem-1' });
-    assert.deepEqual(byKey.body.data.map((c: { id: string }) => c.id), [first.body.id]);
+    assert.deepEqual(
+      byKey.body.data.map((c: { id: string }) => c.id),
+      [first.body.id],
+    );
     expectError(await co.req({ url: '/v1/charges', body: { ...body, amount: 1 }, idem: 'charge-idem-1' }), 409, 'idempotency_error', 10003);
     // Simultaneous duplicates: the second waits for the first's answer.
     const body2 = chargeBody(p.customer, { account_id: p.account }, { external_id: 'idem-2' });
-    const both = await Promise.all([co.req({ url: '/v1/charges', body: body2, idem: 'charge-idem-2' }), co.req({ url: '/v1/charges', body: body2, idem: 'charge-idem-2' })]);
+    const both = await Promise.all([
+      co.req({ url: '/v1/charges', body: body2, idem: 'charge-idem-2' }),
+      co.req({ url: '/v1/charges', body: body2, idem: 'charge-idem-2' }),
+    ]);
     assert.equal(both[0].status, 200, both[0].raw);
     assert.equal(both[1].raw, both[0].raw);
     assert.equal((await co.req({ url: '/v1/charges?filter[external_id]=idem-2' })).body.total, 1);
@@ -330,10 +367,23 @@ describe('charges', () => {
     // A claim committed early by a request that then died: another request is refused meanwhile
     // (a different body), and the claim is taken over once it is older than the window.
     const db = h.runtime.deps.database.db;
-    const claim = (completedAt: Date) => ({ company_id: co.company.id, environment: 'test' as const, key: 'charge-idem-dead', fingerprint: 'someone else', status_code: null, response_body: null, completed_at: completedAt });
+    const claim = (completedAt: Date) => ({
+      company_id: co.company.id,
+      environment: 'test' as const,
+      key: 'charge-idem-dead',
+      fingerprint: 'someone else',
+      status_code: null,
+      response_body: null,
+      completed_at: completedAt,
+    });
     await db.insertInto('idempotency_keys').values(claim(h.clock.now())).execute();
     expectError(await co.req({ url: '/v1/charges', body, idem: 'charge-idem-dead' }), 409, 'idempotency_error', 10003);
-    await db.updateTable('idempotency_keys').set({ completed_at: new Date(h.clock.now().getTime() - 61_000) }).where('company_id', '=', co.company.id).where('key', '=', 'charge-idem-dead').execute();
+    await db
+      .updateTable('idempotency_keys')
+      .set({ completed_at: new Date(h.clock.now().getTime() - 61_000) })
+      .where('company_id', '=', co.company.id)
+      .where('key', '=', 'charge-idem-dead')
+      .execute();
     const taken = await co.req({ url: '/v1/charges', body, idem: 'charge-idem-dead' });
     assert.equal(taken.status, 200, taken.raw);
     assert.equal((await co.req({ url: '/v1/charges', body, idem: 'charge-idem-dead' })).raw, taken.raw, 'and its answer replays');
@@ -348,7 +398,10 @@ describe('charges', () => {
     assert.equal(res.body.status, 'refunded');
     assert.ok(res.body.refunded_at);
     assert.equal((await balance(co)).available, before.available - 20000);
-    assert.deepEqual((await chargeEvents(h, co, paid.id)).map((e) => e.type), ['charge.created', 'charge.processing', 'charge.paid', 'charge.refunded']);
+    assert.deepEqual(
+      (await chargeEvents(h, co, paid.id)).map((e) => e.type),
+      ['charge.created', 'charge.processing', 'charge.paid', 'charge.refunded'],
+    );
     expectError(await co.req({ url: `/v1/charges/${paid.id}/refund`, body: {} }), 422, 'charge_refunded', 10805);
 
     const processing = (await charge({ account_id: p.account })).body;
@@ -371,7 +424,10 @@ describe('charges', () => {
     const fresh = await h.company('Nueva SAS');
     const q = await payer(h, fresh);
     const wallet = await activeWallet(h, fresh, partner);
-    const paid = await fresh.req({ url: '/v1/charges', body: chargeBody(q.customer, { card_id: q.card }, { amount: 10000, splits: [{ account_id: wallet, amount: 4000 }] }) });
+    const paid = await fresh.req({
+      url: '/v1/charges',
+      body: chargeBody(q.customer, { card_id: q.card }, { amount: 10000, splits: [{ account_id: wallet, amount: 4000 }] }),
+    });
     assert.equal(paid.body.status, 'paid', paid.raw);
     assert.equal((await balance(fresh)).available, 6000);
     assert.equal((await balance(partner)).available, 4000);
@@ -384,11 +440,26 @@ describe('charges', () => {
     // The company paid the money out meanwhile (simulated with a ledger posting of its own).
     const { postTransaction } = await import('../ledger/service.ts');
     await h.runtime.deps.database.db.transaction().execute((trx) =>
-      postTransaction(trx, { companyId: fresh.company.id, environment: 'test', deps: h.runtime.deps }, { kind: 'payout', currency: 'COP', source: { type: 'test', id: second.body.id }, entries: [{ account: { kind: 'company_available' }, amount: -9000_00n }, { account: { kind: 'external_clearing' }, amount: 9000_00n }] }),
+      postTransaction(
+        trx,
+        { companyId: fresh.company.id, environment: 'test', deps: h.runtime.deps },
+        {
+          kind: 'payout',
+          currency: 'COP',
+          source: { type: 'test', id: second.body.id },
+          entries: [
+            { account: { kind: 'company_available' }, amount: -9000_00n },
+            { account: { kind: 'external_clearing' }, amount: 9000_00n },
+          ],
+        },
+      ),
     );
     expectError(await fresh.req({ url: `/v1/charges/${second.body.id}/refund`, body: {} }), 422, 'insufficient_balance');
     assert.equal((await fresh.req({ url: `/v1/charges/${second.body.id}` })).body.status, 'paid', 'nothing changed');
-    assert.equal((await h.runtime.deps.database.db.selectFrom('charge_refunds').select('id').where('charge_id', '=', second.body.id).execute()).length, 0);
+    assert.equal(
+      (await h.runtime.deps.database.db.selectFrom('charge_refunds').select('id').where('charge_id', '=', second.body.id).execute()).length,
+      0,
+    );
   });
 
   test('cancel: only created or processing (10808); the charge fails with remarks CANCELLED', async () => {
@@ -398,7 +469,10 @@ describe('charges', () => {
     assert.equal(res.body.status, 'failed');
     assert.equal(res.body.remarks, 'CANCELLED');
     assert.ok(res.body.cancelled_at);
-    assert.deepEqual((await chargeEvents(h, co, processing.id)).map((e) => e.type), ['charge.created', 'charge.processing', 'charge.failed']);
+    assert.deepEqual(
+      (await chargeEvents(h, co, processing.id)).map((e) => e.type),
+      ['charge.created', 'charge.processing', 'charge.failed'],
+    );
     // The settlement that comes later changes nothing; the void job runs.
     h.clock.advance(DELAY);
     await runChargeJobs(h, [processing.id]);
@@ -474,13 +548,23 @@ describe('GET /charges filters', () => {
     const otherCard = await createCard(co, other, farExpiry);
     const at = (iso: string) => h.clock.advance(new Date(iso).getTime() - h.clock.now().getTime());
     at('2031-03-10T15:00:00Z');
-    made.a = (await co.req({ url: '/v1/charges', body: chargeBody(p.customer, { card_id: p.card }, { amount: 1000, external_id: 'ext-a', title: 'Cuota marzo' }), idem: 'list-key-a' })).body;
+    made.a = (
+      await co.req({
+        url: '/v1/charges',
+        body: chargeBody(p.customer, { card_id: p.card }, { amount: 1000, external_id: 'ext-a', title: 'Cuota marzo' }),
+        idem: 'list-key-a',
+      })
+    ).body;
     at('2031-03-11T09:30:00Z');
-    made.b = (await co.req({ url: '/v1/charges', body: chargeBody(p.customer, { account_id: p.account }, { amount: 2500.5, external_id: 'ext-b' }) })).body;
+    made.b = (
+      await co.req({ url: '/v1/charges', body: chargeBody(p.customer, { account_id: p.account }, { amount: 2500.5, external_id: 'ext-b' }) })
+    ).body;
     at('2031-03-12T23:59:59Z');
     made.c = (await co.req({ url: '/v1/charges', body: chargeBody(other, { card_id: otherCard.id }, { amount: 90, currency: 'USD' }) })).body;
     at('2031-03-13T00:00:01Z');
-    made.d = (await co.req({ url: '/v1/charges', body: chargeBody(other, { card_id: otherCard.id }, { amount: 5000, test_scenario: 'RISK_CONTROL' }) })).body;
+    made.d = (
+      await co.req({ url: '/v1/charges', body: chargeBody(other, { card_id: otherCard.id }, { amount: 5000, test_scenario: 'RISK_CONTROL' }) })
+    ).body;
     for (const c of Object.values(made)) assert.ok(c.id, JSON.stringify(c));
   });
   after(() => h.close());
@@ -536,11 +620,22 @@ describe('GET /charges filters', () => {
 
   test('sort created_at and paid_at; unknown filters and sorts are 400', async () => {
     const asc = await co.req({ url: '/v1/charges?sort=created_at' });
-    assert.deepEqual(asc.body.data.map((c: { id: string }) => c.id), [made.a.id, made.b.id, made.c.id, made.d.id]);
+    assert.deepEqual(
+      asc.body.data.map((c: { id: string }) => c.id),
+      [made.a.id, made.b.id, made.c.id, made.d.id],
+    );
     const desc = await co.req({ url: '/v1/charges' });
-    assert.deepEqual(desc.body.data.map((c: { id: string }) => c.id), [made.d.id, made.c.id, made.b.id, made.a.id], 'newest first by default');
+    assert.deepEqual(
+      desc.body.data.map((c: { id: string }) => c.id),
+      [made.d.id, made.c.id, made.b.id, made.a.id],
+      'newest first by default',
+    );
     const paid = await co.req({ url: '/v1/charges?sort=-paid_at' });
-    assert.deepEqual(paid.body.data.slice(0, 2).map((c: { id: string }) => c.id), [made.c.id, made.a.id], 'paid ones first, newest payment first');
+    assert.deepEqual(
+      paid.body.data.slice(0, 2).map((c: { id: string }) => c.id),
+      [made.c.id, made.a.id],
+      'paid ones first, newest payment first',
+    );
     expectError(await co.req({ url: '/v1/charges?filter[remarks]=x' }), 400);
     expectError(await co.req({ url: '/v1/charges?sort=amount' }), 400);
     expectError(await co.req({ url: '/v1/charges?filter[status][gte]=paid' }), 400);

@@ -87,7 +87,7 @@ export function collectRoutes(app: FastifyInstance): void {
       tags: walletTags,
       summary: 'Request a payment in walletb',
       description:
-        "Answers the request, a charge with payment_method_type walletb, processing, for 10 minutes; the payer gets an OTP in the wallet app. 10126 customer_data_invalid when the customer has no such document (type and number) on file, or the phone is not the number of an ACTIVE account of the customer at a wallet bank (connection_type CONFIRMATION). 10141 request_to_pay_in_progress when an open walletb request exists for that wallet account.",
+        'Answers the request, a charge with payment_method_type walletb, processing, for 10 minutes; the payer gets an OTP in the wallet app. 10126 customer_data_invalid when the customer has no such document (type and number) on file, or the phone is not the number of an ACTIVE account of the customer at a wallet bank (connection_type CONFIRMATION). 10141 request_to_pay_in_progress when an open walletb request exists for that wallet account.',
       body: walletbBody,
       response: { 200: chargeResponse, ...errorResponses(401, 404, 409, 503), 422: inProgressError },
     },

@@ -31,7 +31,9 @@ const httpUrl = z
   }, 'must be an http or https URL');
 
 /** A Colombian mobile as E.164 (wallets live on mobiles). */
-export const walletPhone = z.string().regex(/^\+573\d{9}$/, 'must be a Colombian mobile number: +57 and 10 digits starting with 3, e.g. +573001234567');
+export const walletPhone = z
+  .string()
+  .regex(/^\+573\d{9}$/, 'must be a Colombian mobile number: +57 and 10 digits starting with 3, e.g. +573001234567');
 
 const title = text(5, 100).nullish().describe('5–100 characters, shown to the payer; a default names the method');
 
@@ -39,7 +41,7 @@ export const banklinkBody = z.object({
   amount: pesos.describe(`pesos, at least ${BANKLINK_MINIMUM_PESOS}, at most 2 decimals, within the company maximum per transaction`),
   bank_id: uuid.describe('a bank with banklink: true (GET /v1/banks?banklink=true)'),
   customer_id: uuid.describe('a customer of the company, in the same environment'),
-  redirect_url: httpUrl.describe("where the payer goes after the bank, with charge_id added to the query"),
+  redirect_url: httpUrl.describe('where the payer goes after the bank, with charge_id added to the query'),
   external_id: text(1, 100).nullish().describe('your reference (does not make a duplicate a new charge)'),
   reference: text(1, 100).nullish().describe('shown to the payer at the bank (does not make a duplicate a new charge)'),
   title,
@@ -81,7 +83,11 @@ export type WalletaBody = z.infer<typeof walletaBody>;
 
 export const walletbBody = z.object({
   amount: pesos.describe(`pesos, at least ${WALLET_MINIMUM_PESOS}, at most 2 decimals, within the company maximum per transaction`),
-  document: z.string().min(7, 'must be at least 7 characters').max(11, 'must be at most 11 characters').describe("the payer's document number, 7–11 characters"),
+  document: z
+    .string()
+    .min(7, 'must be at least 7 characters')
+    .max(11, 'must be at most 11 characters')
+    .describe("the payer's document number, 7–11 characters"),
   document_type: z.enum(DOCUMENT_TYPES, { error: `must be one of ${DOCUMENT_TYPES.join(', ')}` }),
   customer_id: uuid.describe('a customer of the company, in the same environment, with that document'),
   phone: walletPhone.describe("the phone of one of the customer's wallet accounts, +57"),

@@ -1,6 +1,5 @@
 import { sql, type Insertable, type Transaction } from 'kysely';
-import type { AppDeps, RequestContext } from '../../platform/context.ts';
-import { inTransaction } from '../../platform/db/database.ts';
+import type { AppDeps, RequestContext, ServiceScope } from '../../platform/context.ts';
 import type { DB } from '../../platform/db/schema.ts';
 import { ApiError, type FieldErrors } from '../../platform/errors/api-error.ts';
 import { prefixedId } from '../../platform/ids.ts';
@@ -12,9 +11,10 @@ import { EXPIRED_REMARKS, FINAL } from './lifecycle.ts';
 import { toChargeResponse, type ChargeRow } from './present.ts';
 import { findCharge, lockCharge } from './queries.ts';
 import type { ChargeResponse } from './schemas.ts';
-import { jobPayload, RECONCILE_JOB } from './settle.ts';
+import { EXPIRE_JOB, jobPayload, RECONCILE_JOB } from './jobs.ts';
 import type { ChargesTable, PayerMethod } from './tables.ts';
-import { applyChargeTransition, insertCharge, type ChargeScope } from './transition.ts';
+import { requestOrigin, runOutsideCall, settleAlone } from '../../platform/outside-call.ts';
+import { applyChargeTransition, insertCharge } from './transition.ts';
 
 /**
  * What banklink, rtkey and wallet request-to-pay charges share (docs/charges.md): the amount rules,
@@ -23,10 +23,13 @@ import { applyChargeTransition, insertCharge, type ChargeScope } from './transit
  * one transition table (transition.ts), with its events and, on paid, the ledger collection.
  */
 
-export const EXPIRE_JOB = 'charges.expire';
-
 /** Pesos → minor units with a minimum (pesos) and the company's maximum per transaction (COP). */
-export async function collectAmount(ctx: RequestContext, value: unknown, minimumPesos: number, add: (field: string, message: string) => void): Promise<bigint | null> {
+export async function collectAmount(
+  ctx: RequestContext,
+  value: unknown,
+  minimumPesos: number,
+  add: (field: string, message: string) => void,
+): Promise<bigint | null> {
   const amount = parseMinor(value);
   if (amount === null) {
     add('amount', 'must be an amount in pesos with at most 2 decimals');
@@ -69,14 +72,24 @@ export async function lockKey(trx: Transaction<DB>, key: string): Promise<void> 
 }
 
 export type NewPayerCharge = Pick<Insertable<ChargesTable>, 'title' | 'amount' | 'customer_id' | 'external_id' | 'metadata'> &
-  Partial<Pick<Insertable<ChargesTable>, 'account_id' | 'bank_id' | 'redirect_url' | 'reference' | 'phone' | 'document_type' | 'document_number' | 'test_scenario'>> & {
+  Partial<
+    Pick<
+      Insertable<ChargesTable>,
+      'account_id' | 'bank_id' | 'redirect_url' | 'reference' | 'phone' | 'document_type' | 'document_number' | 'test_scenario'
+    >
+  > & {
     method: PayerMethod;
     /** How long the charge stays open: `expires_at` is its creation time plus this. */
     lifetimeMs?: number;
   };
 
 /** The full row of a new payer charge (COP, no splits): the `create` row of the table inserts it. */
-export function payerChargeValues(v: NewPayerCharge, now: Date, idempotencyKey: string | null, id = prefixedId('ch', now.getTime())): Omit<Insertable<ChargesTable>, 'status' | 'company_id' | 'environment'> {
+export function payerChargeValues(
+  v: NewPayerCharge,
+  now: Date,
+  idempotencyKey: string | null,
+  id = prefixedId('ch', now.getTime()),
+): Omit<Insertable<ChargesTable>, 'status' | 'company_id' | 'environment'> {
   return {
     id,
     intent_id: prefixedId('pi', now.getTime()),
@@ -122,13 +135,26 @@ export async function registerWithRail(deps: AppDeps, charge: ChargeRow): Promis
   const scope = { companyId: charge.company_id, environment: charge.environment };
   switch (charge.payment_method_type) {
     case 'banklink':
-      return (await chargeRail(deps, scope, 'banklink')).open({ reference: charge.id, amount: charge.amount, currency: charge.currency, bankId: charge.bank_id!, redirectUrl: charge.redirect_url!, expiresAt: new Date(charge.expires_at!) });
+      return (await chargeRail(deps, scope, 'banklink')).open({
+        reference: charge.id,
+        amount: charge.amount,
+        currency: charge.currency,
+        bankId: charge.bank_id!,
+        redirectUrl: charge.redirect_url!,
+        expiresAt: new Date(charge.expires_at!),
+      });
     case 'walleta':
     case 'walletb':
-      return (await chargeRail(deps, scope, charge.payment_method_type)).requestToPay({ reference: charge.id, amount: charge.amount, phone: charge.phone! });
+      return (await chargeRail(deps, scope, charge.payment_method_type)).requestToPay({
+        reference: charge.id,
+        amount: charge.amount,
+        phone: charge.phone!,
+      });
     case 'rtkey': {
       const company = await deps.database.db.selectFrom('companies').select('name').where('id', '=', charge.company_id).executeTakeFirstOrThrow();
-      const registered = await (await chargeRail(deps, scope, 'rtkey')).registerQr({
+      const registered = await (
+        await chargeRail(deps, scope, 'rtkey')
+      ).registerQr({
         reference: charge.id,
         amount: charge.amount,
         currency: charge.currency,
@@ -155,10 +181,11 @@ export function qrLabel(charge: { id: string; reference: string | null }): strin
  * 1. in the request's transaction: `guard` (the advisory lock and the duplicate or open-request
  *    check), the charge (`created`, charge.created, its intent), a reconcile job (the safety net)
  *    and, when it expires, its expire job;
- * 2. commitEarly: that commits with the idempotency claim (the lock is released, the charge visible);
+ * 2. commit with the idempotency claim (the lock is released, the charge visible);
  * 3. the rail, outside any transaction (a failure leaves the charge `created` for the reconciler);
  * 4. the registration saved in a transaction of its own: `submit` → processing (charge.processing);
  *    if that save fails the answer is 503 90005 and the reconciler finishes it.
+ * Steps 1-4 are the platform's outside-call protocol (src/platform/outside-call.ts).
  */
 export async function createPayerCharge(
   ctx: RequestContext,
@@ -169,49 +196,55 @@ export async function createPayerCharge(
   // Refused before anything is recorded when a live key has no connector for the rail.
   await chargeRail(ctx.deps, ctx, values.method);
   const now = ctx.deps.clock.now();
-  const { charge, safetyJobId } = await inTransaction(ctx.db, async (trx) => {
-    await guard(trx);
-    const charge = await insertCharge(trx, ctx, payerChargeValues(values, now, idempotencyKey));
-    const runAt = new Date(now.getTime() + ctx.deps.config.chargeReconcileDelayMs);
-    const safetyJobId = await ctx.deps.jobs.enqueue(trx, RECONCILE_JOB, jobPayload(charge, {}), runAt);
-    if (charge.expires_at) await ctx.deps.jobs.enqueue(trx, EXPIRE_JOB, jobPayload(charge, {}), new Date(charge.expires_at));
-    return { charge, safetyJobId };
+  const baseUrl = ctx.deps.config.baseUrl;
+  return runOutsideCall(requestOrigin(ctx), {
+    rail: values.method,
+    record: async (trx) => {
+      await guard(trx);
+      const charge = await insertCharge(trx, ctx, payerChargeValues(values, now, idempotencyKey));
+      const runAt = new Date(now.getTime() + ctx.deps.config.chargeReconcileDelayMs);
+      const safetyJobId = await ctx.deps.jobs.enqueue(trx, RECONCILE_JOB, jobPayload(charge, {}), runAt);
+      if (charge.expires_at) await ctx.deps.jobs.enqueue(trx, EXPIRE_JOB, jobPayload(charge, {}), new Date(charge.expires_at));
+      return { recorded: charge, resourceId: charge.id, safetyJobId };
+    },
+    call: (charge) => registerWithRail(ctx.deps, charge),
+    settle: async (trx, charge, registration) =>
+      toChargeResponse(await settleRegistrationIn(trx, { ...scopeOfContext(ctx), db: trx, deps: ctx.deps }, charge.id, registration), baseUrl),
+    unknown: (charge) => toChargeResponse(charge, baseUrl),
+    lost: () => new ApiError('charge_persistence_lost'),
   });
-  await ctx.commitEarly(charge.id);
-
-  let registration: Registration;
-  try {
-    registration = await registerWithRail(ctx.deps, charge);
-  } catch (error) {
-    ctx.deps.logger.warn({ charge: charge.id, err: (error as Error)?.message }, 'payer rail call failed; the reconciler will register the charge');
-    return toChargeResponse(charge, ctx.deps.config.baseUrl);
-  }
-  try {
-    const saved = await saveRegistration(ctx.deps, scopeOfContext(ctx), charge.id, registration, safetyJobId);
-    return toChargeResponse(saved, ctx.deps.config.baseUrl);
-  } catch (error) {
-    ctx.deps.logger.error({ charge: charge.id, err: (error as Error)?.message }, 'saving a payer rail registration failed; the reconciler will save it');
-    throw new ApiError('charge_persistence_lost');
-  }
 }
 
-export const scopeOfContext = (ctx: RequestContext): Omit<ChargeScope, 'db' | 'deps'> => ({ companyId: ctx.companyId, environment: ctx.environment, notifyWorkers: ctx.notifyWorkers });
-export const scopeOfCharge = (charge: { company_id: string; environment: 'test' | 'live' }): Omit<ChargeScope, 'db' | 'deps'> => ({ companyId: charge.company_id, environment: charge.environment });
+export const scopeOfContext = (ctx: RequestContext): Omit<ServiceScope, 'db' | 'deps'> => ({
+  companyId: ctx.companyId,
+  environment: ctx.environment,
+  notifyWorkers: ctx.notifyWorkers,
+});
+export const scopeOfCharge = (charge: { company_id: string; environment: 'test' | 'live' }): Omit<ServiceScope, 'db' | 'deps'> => ({
+  companyId: charge.company_id,
+  environment: charge.environment,
+});
 
 /**
  * Saves a registration in its own transaction: a `created` charge is submitted (processing,
  * charge.processing) with the rail's reference (and the QR payload). A charge that changed
- * meanwhile (cancelled, expired) is left as it is. `doneJobId`: the create request's safety job.
+ * meanwhile (cancelled, expired) is left as it is.
  */
-export async function saveRegistration(deps: AppDeps, scope: Omit<ChargeScope, 'db' | 'deps'>, chargeId: string, registration: Registration, doneJobId?: string): Promise<ChargeRow> {
-  return deps.database.db.transaction().execute(async (trx) => {
-    const s: ChargeScope = { ...scope, db: trx, deps };
-    const row = await lockCharge(trx, s, chargeId);
-    if (!row) throw new ApiError('record_not_found');
-    if (doneJobId) await trx.deleteFrom('jobs').where('id', '=', doneJobId).execute();
-    if (row.status !== 'created') return row;
-    return applyChargeTransition(trx, s, chargeId, 'submit', { network_id: registration.networkId, qr_payload: registration.qrPayload ?? null }, row);
-  });
+export async function saveRegistration(
+  deps: AppDeps,
+  scope: Omit<ServiceScope, 'db' | 'deps'>,
+  chargeId: string,
+  registration: Registration,
+): Promise<ChargeRow> {
+  return settleAlone(deps, scope, (trx, s) => settleRegistrationIn(trx, s, chargeId, registration));
+}
+
+/** saveRegistration inside the caller's transaction (the settle step of a payer charge's creation). */
+export async function settleRegistrationIn(trx: Transaction<DB>, s: ServiceScope, chargeId: string, registration: Registration): Promise<ChargeRow> {
+  const row = await lockCharge(trx, s, chargeId);
+  if (!row) throw new ApiError('record_not_found');
+  if (row.status !== 'created') return row;
+  return applyChargeTransition(trx, s, chargeId, 'submit', { network_id: registration.networkId, qr_payload: registration.qrPayload ?? null }, row);
 }
 
 /** The payer's (or the wallet's) answer to a payer charge. */
@@ -225,22 +258,35 @@ export type SettleOutcome = PayerOutcome | { status: 'expired' };
  * (failed with the remarks, charge.failed). `applied` is false when the charge was already
  * settled (by another answer, cancel, resolve or the expire job): it is returned as it is.
  */
-export async function settlePayerCharge(deps: AppDeps, scope: Omit<ChargeScope, 'db' | 'deps'>, chargeId: string, outcome: SettleOutcome): Promise<{ row: ChargeRow; applied: boolean; expired: boolean }> {
-  return deps.database.db.transaction().execute(async (trx) => {
-    const s: ChargeScope = { ...scope, db: trx, deps };
-    let row = await lockCharge(trx, s, chargeId);
-    if (!row) throw new ApiError('record_not_found');
-    if (FINAL.includes(row.status)) return { row, applied: false, expired: false };
-    const now = deps.clock.now();
-    if (outcome.status === 'expired' || (row.expires_at && new Date(row.expires_at).getTime() <= now.getTime())) {
-      row = await applyChargeTransition(trx, s, chargeId, 'expire', { remarks: EXPIRED_REMARKS }, row);
-      return { row, applied: true, expired: true };
-    }
-    if (row.status === 'created') row = await applyChargeTransition(trx, s, chargeId, 'submit', { network_id: row.network_id ?? `sbx_${row.payment_method_type}_${row.id}` }, row);
-    if (outcome.status === 'approved') row = await applyChargeTransition(trx, s, chargeId, 'approve', {}, row);
-    else row = await applyChargeTransition(trx, s, chargeId, 'decline', { remarks: outcome.remarks }, row);
-    return { row, applied: true, expired: false };
-  });
+export async function settlePayerCharge(
+  deps: AppDeps,
+  scope: Omit<ServiceScope, 'db' | 'deps'>,
+  chargeId: string,
+  outcome: SettleOutcome,
+): Promise<{ row: ChargeRow; applied: boolean; expired: boolean }> {
+  return settleAlone(deps, scope, (trx, s) => settlePayerChargeIn(trx, s, chargeId, outcome));
+}
+
+/** settlePayerCharge inside the caller's transaction. */
+export async function settlePayerChargeIn(
+  trx: Transaction<DB>,
+  s: ServiceScope,
+  chargeId: string,
+  outcome: SettleOutcome,
+): Promise<{ row: ChargeRow; applied: boolean; expired: boolean }> {
+  let row = await lockCharge(trx, s, chargeId);
+  if (!row) throw new ApiError('record_not_found');
+  if (FINAL.includes(row.status)) return { row, applied: false, expired: false };
+  const now = s.deps.clock.now();
+  if (outcome.status === 'expired' || (row.expires_at && new Date(row.expires_at).getTime() <= now.getTime())) {
+    row = await applyChargeTransition(trx, s, chargeId, 'expire', { remarks: EXPIRED_REMARKS }, row);
+    return { row, applied: true, expired: true };
+  }
+  if (row.status === 'created')
+    row = await applyChargeTransition(trx, s, chargeId, 'submit', { network_id: row.network_id ?? `sbx_${row.payment_method_type}_${row.id}` }, row);
+  if (outcome.status === 'approved') row = await applyChargeTransition(trx, s, chargeId, 'approve', {}, row);
+  else row = await applyChargeTransition(trx, s, chargeId, 'decline', { remarks: outcome.remarks }, row);
+  return { row, applied: true, expired: false };
 }
 
 /** Is the charge open but past its expiry (the job has not run yet)? */

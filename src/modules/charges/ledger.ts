@@ -18,12 +18,20 @@ export const chargeSource = (charge: { id: string }) => ({ type: 'charge', id: c
 /** The splits' shares of the charge: fixed amounts, and percentages of the amount rounded down. */
 export function chargeSplitShares(charge: ChargeRow): SplitShare[] {
   return charge.splits
-    .map((s) => ({ walletCompanyId: s.wallet_id, amount: s.percentage_bp !== null ? percentageOf(charge.amount, s.percentage_bp) : BigInt(s.amount ?? 0) }))
+    .map((s) => ({
+      walletCompanyId: s.wallet_id,
+      amount: s.percentage_bp !== null ? percentageOf(charge.amount, s.percentage_bp) : BigInt(s.amount ?? 0),
+    }))
     .filter((s): s is SplitShare => Boolean(s.walletCompanyId) && s.amount > 0n);
 }
 
 export async function postChargeCollection(trx: Transaction<DB>, scope: LedgerScope, charge: ChargeRow): Promise<void> {
-  await recordCollection(trx, scope, { currency: charge.currency, amount: charge.amount, source: chargeSource(charge), splits: chargeSplitShares(charge) });
+  await recordCollection(trx, scope, {
+    currency: charge.currency,
+    amount: charge.amount,
+    source: chargeSource(charge),
+    splits: chargeSplitShares(charge),
+  });
 }
 
 /** The refund of a paid charge: one reversal of its collection (after one of its split, if any). */

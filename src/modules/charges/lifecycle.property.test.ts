@@ -5,10 +5,11 @@ import fc from 'fast-check';
 import { inTransaction } from '../../platform/db/database.ts';
 import { prefixedId } from '../../platform/ids.ts';
 import { createHarness, type Company, type Harness } from '../../../test/harness.ts';
-import { CHARGE_ACTIONS, CHARGE_TRANSITIONS, chargeTransition, type ChargeAction } from './lifecycle.ts';
+import { CHARGE_ACTIONS, CHARGE_MACHINE, CHARGE_TRANSITIONS } from './lifecycle.ts';
 import type { ChargeStatus } from './tables.ts';
-import { applyChargeTransition, ChargeTransitionNotAllowed, insertCharge, type ChargeScope } from './transition.ts';
-import { balance, chargeBody, chargeEvents, payer, runChargeJobs } from './test-support.ts';
+import { applyChargeTransition, TransitionNotAllowed, insertCharge } from './transition.ts';
+import { balance, chargeBody, chargeEvents, payer, runChargeJobs } from '../../../test/support/charges.ts';
+import type { ServiceScope } from '../../platform/context.ts';
 
 /**
  * Property tests of the charge state machine (docs/charges.md): over random sequences, a
@@ -38,48 +39,57 @@ describe('charge state machine (property)', () => {
   after(() => h.close());
 
   test('the one transition function follows the table for any action from any state', async () => {
-    const scope: ChargeScope = { companyId: co.company.id, environment: 'test', db: h.runtime.deps.database.db, deps: h.runtime.deps };
+    const scope: ServiceScope = { companyId: co.company.id, environment: 'test', db: h.runtime.deps.database.db, deps: h.runtime.deps };
     const actions = CHARGE_ACTIONS.filter((a) => a !== 'create');
     await fc.assert(
       fc.asyncProperty(fc.array(fc.constantFrom(...actions), { minLength: 1, maxLength: 12 }), async (sequence) => {
         const now = h.clock.now();
         const charge = await inTransaction(scope.db, (trx) =>
-          insertCharge(trx, { ...scope, db: trx }, {
-            id: prefixedId('ch', now.getTime()),
-            intent_id: prefixedId('pi', now.getTime()),
-            title: 'Propiedad',
-            currency: 'COP',
-            amount: 1000_00n,
-            customer_id: p.customer,
-            payment_method_type: 'card',
-            account_id: null,
-            card_id: p.card,
-            external_id: null,
-            idempotency_key: null,
-            splits: '[]',
-            metadata: null,
-            test_scenario: null,
-            remarks: null,
-            network_id: null,
-            paid_at: null,
-            failed_at: null,
-            cancelled_at: null,
-            refunded_at: null,
-            created_at: now,
-            updated_at: now,
-          }),
+          insertCharge(
+            trx,
+            { ...scope, db: trx },
+            {
+              id: prefixedId('ch', now.getTime()),
+              intent_id: prefixedId('pi', now.getTime()),
+              title: 'Propiedad',
+              currency: 'COP',
+              amount: 1000_00n,
+              customer_id: p.customer,
+              payment_method_type: 'card',
+              account_id: null,
+              card_id: p.card,
+              external_id: null,
+              idempotency_key: null,
+              splits: '[]',
+              metadata: null,
+              test_scenario: null,
+              remarks: null,
+              network_id: null,
+              paid_at: null,
+              failed_at: null,
+              cancelled_at: null,
+              refunded_at: null,
+              created_at: now,
+              updated_at: now,
+            },
+          ),
         );
         let events = await chargeEvents(h, co, charge.id);
-        assert.deepEqual(events.map((e) => e.type), ['charge.created']);
+        assert.deepEqual(
+          events.map((e) => e.type),
+          ['charge.created'],
+        );
         let everPaid = false;
         for (const action of sequence) {
           const from = await statusOf(charge.id);
-          const expected = chargeTransition(from, action);
+          const expected = CHARGE_MACHINE.find(from, action);
           let refused = false;
           try {
-            await inTransaction(scope.db, (trx) => applyChargeTransition(trx, { ...scope, db: trx }, charge.id, action, action === 'decline' ? { remarks: 'RISK_CONTROL' } : {}));
+            await inTransaction(scope.db, (trx) =>
+              applyChargeTransition(trx, { ...scope, db: trx }, charge.id, action, action === 'decline' ? { remarks: 'RISK_CONTROL' } : {}),
+            );
           } catch (error) {
-            if (!(error instanceof ChargeTransitionNotAllowed)) throw error;
+            if (!(error instanceof TransitionNotAllowed)) throw error;
             refused = true;
           }
           const to = await statusOf(charge.id);
@@ -92,7 +102,11 @@ describe('charge state machine (property)', () => {
           } else {
             assert.ok(!refused, `${action} from ${from} is allowed`);
             assert.equal(to, expected.to);
-            assert.deepEqual(added.map((e) => e.type), [expected.event], `${from} -${action}-> ${to} emits its event exactly once`);
+            assert.deepEqual(
+              added.map((e) => e.type),
+              [...expected.events],
+              `${from} -${action}-> ${to} emits its event exactly once`,
+            );
             assert.equal(added[0].data.status, expected.to, 'the event carries the new state');
             if (expected.to === 'paid') everPaid = true;
           }
@@ -126,7 +140,16 @@ describe('charge state machine (property)', () => {
       { weight: 2, arbitrary: fc.constant({ kind: 'refund' as const }) },
     );
     const method = fc.constantFrom('card' as const, 'account' as const);
-    const scenario = fc.constantFrom(null, 'approved', 'pending', 'persistence_lost', 'INSUFFICIENT_FUNDS', 'RISK_CONTROL', 'CARD_EXPIRED', 'TRANSACTION_REJECTED');
+    const scenario = fc.constantFrom(
+      null,
+      'approved',
+      'pending',
+      'persistence_lost',
+      'INSUFFICIENT_FUNDS',
+      'RISK_CONTROL',
+      'CARD_EXPIRED',
+      'TRANSACTION_REJECTED',
+    );
     const AMOUNT = 1234.5;
     const CENTS = 123450;
 
@@ -135,7 +158,14 @@ describe('charge state machine (property)', () => {
         const cents = async () => Math.round((await balance(co)).available * 100);
         let expectedCents = await cents();
         const externalId = randomUUID();
-        const res = await co.req({ url: '/v1/charges', body: chargeBody(p.customer, m === 'card' ? { card_id: p.card } : { account_id: p.account }, { amount: AMOUNT, test_scenario: sc ?? undefined, external_id: externalId }) });
+        const res = await co.req({
+          url: '/v1/charges',
+          body: chargeBody(p.customer, m === 'card' ? { card_id: p.card } : { account_id: p.account }, {
+            amount: AMOUNT,
+            test_scenario: sc ?? undefined,
+            external_id: externalId,
+          }),
+        });
         // The model.
         const declines = sc !== null && !['approved', 'pending', 'persistence_lost'].includes(sc);
         let status: ChargeStatus;
@@ -228,7 +258,11 @@ describe('charge state machine (property)', () => {
           if (before !== actual) assert.ok(reachable.has(`${before}>${actual}`), `${before} → ${actual} is not in the table`);
           if (error) assert.equal(actual, before, 'a refused operation changes nothing');
           events.push(...added);
-          assert.deepEqual((await chargeEvents(h, co, chargeId)).map((e) => e.type), events, `events after ${JSON.stringify(o)} from ${before}`);
+          assert.deepEqual(
+            (await chargeEvents(h, co, chargeId)).map((e) => e.type),
+            events,
+            `events after ${JSON.stringify(o)} from ${before}`,
+          );
           assert.equal(await cents(), expectedCents, 'the balance follows paid and refunded charges');
         }
       }),

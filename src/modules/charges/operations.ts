@@ -5,13 +5,17 @@ import { prefixedId } from '../../platform/ids.ts';
 import { parseMinor } from '../../platform/money.ts';
 import { REJECTION_REASONS } from '../payments/schemas.ts';
 import { postChargeRefund } from './ledger.ts';
-import { CANCELLABLE, CANCELLED_REMARKS, RESOLVABLE } from './lifecycle.ts';
+import { CANCELLABLE, CANCELLED_REMARKS, REFUND_MACHINE, RESOLVABLE } from './lifecycle.ts';
 import { toChargeResponse } from './present.ts';
 import { loadCharge } from './queries.ts';
 import { chargeRail } from './rails.ts';
 import type { ChargeResponse, ResolveChargeBody } from './schemas.ts';
-import { jobPayload, RECONCILE_JOB, saveRefundOutcome } from './settle.ts';
+import { jobPayload, RECONCILE_JOB } from './jobs.ts';
+import { settleRefundIn } from './settle.ts';
 import { applyChargeTransition } from './transition.ts';
+import { insertWithTransition } from '../../platform/state-machine.ts';
+import { requestOrigin, runOutsideCall } from '../../platform/outside-call.ts';
+import { inTenant } from '../../platform/scope.ts';
 
 /** Refund, cancel and resolve of a charge (docs/charges.md); each accepts the charge id or its intent id. */
 
@@ -29,52 +33,75 @@ const REFUND_NOT_CONFIRMED =
  */
 export async function refundCharge(ctx: RequestContext, id: string, body: { amount?: number | string | null }): Promise<ChargeResponse> {
   const now = ctx.deps.clock.now();
-  const { charge, refundId, safetyJobId, rail } = await inTransaction(ctx.db, async (trx) => {
-    const scope = { ...ctx, db: trx };
-    const charge = await loadCharge(scope, id, true);
-    // The rail that gives the money back; a live charge whose rail lost its connector is refused here.
-    const rail = await chargeRail(ctx.deps, ctx, charge.payment_method_type);
-    const existing = await trx
-      .selectFrom('charge_refunds')
-      .select('status')
-      .where('company_id', '=', ctx.companyId)
-      .where('environment', '=', ctx.environment)
-      .where('charge_id', '=', charge.id)
-      .executeTakeFirst();
-    if (charge.status === 'refunded') throw new ApiError('charge_refunded');
-    if (existing) throw new ApiError('charge_refunded', { message: 'A refund of this charge is in progress.' });
-    if (charge.status !== 'paid') throw new ApiError('charge_is_not_paid', { message: `The charge is ${charge.status}; only a paid charge can be refunded.` });
-    if (charge.environment === 'test' && charge.resolved) {
-      throw new ApiError('charge_is_test', { message: 'This test charge was settled by resolve (a simulated outcome, no rail movement): it cannot be refunded. Test charges paid through the sandbox rail can.' });
-    }
-    if (body.amount != null) {
-      const amount = parseMinor(body.amount);
-      if (amount === null || amount !== charge.amount) throw validationError({ amount: ['a charge is refunded whole: omit amount or send the charge amount'] });
-    }
-    const refundId = prefixedId('re', now.getTime());
-    await trx
-      .insertInto('charge_refunds')
-      .values({ company_id: ctx.companyId, environment: ctx.environment, id: refundId, charge_id: charge.id, status: 'pending', amount: charge.amount, currency: charge.currency, created_at: now, updated_at: now, succeeded_at: null })
-      .execute();
-    await postChargeRefund(trx, scope, charge);
-    const safetyJobId = await ctx.deps.jobs.enqueue(trx, RECONCILE_JOB, jobPayload(charge, { refund_id: refundId }), new Date(now.getTime() + ctx.deps.config.chargeReconcileDelayMs));
-    return { charge, refundId, safetyJobId, rail };
+  const notConfirmed = () => new ApiError('charge_persistence_lost', { message: REFUND_NOT_CONFIRMED });
+  return runOutsideCall(requestOrigin(ctx), {
+    rail: 'refund',
+    record: async (trx) => {
+      const scope = { ...ctx, db: trx };
+      const charge = await loadCharge(scope, id, true);
+      // The rail that gives the money back; a live charge whose rail lost its connector is refused here.
+      const rail = await chargeRail(ctx.deps, ctx, charge.payment_method_type);
+      const existing = await trx
+        .selectFrom('charge_refunds')
+        .select('status')
+        .$call(inTenant(ctx))
+        .where('charge_id', '=', charge.id)
+        .executeTakeFirst();
+      if (charge.status === 'refunded') throw new ApiError('charge_refunded');
+      if (existing) throw new ApiError('charge_refunded', { message: 'A refund of this charge is in progress.' });
+      if (charge.status !== 'paid')
+        throw new ApiError('charge_is_not_paid', { message: `The charge is ${charge.status}; only a paid charge can be refunded.` });
+      if (charge.environment === 'test' && charge.resolved) {
+        throw new ApiError('charge_is_test', {
+          message:
+            'This test charge was settled by resolve (a simulated outcome, no rail movement): it cannot be refunded. Test charges paid through the sandbox rail can.',
+        });
+      }
+      if (body.amount != null) {
+        const amount = parseMinor(body.amount);
+        if (amount === null || amount !== charge.amount)
+          throw validationError({ amount: ['a charge is refunded whole: omit amount or send the charge amount'] });
+      }
+      const refundId = prefixedId('re', now.getTime());
+      await insertWithTransition(trx, scope, REFUND_MACHINE, {
+        table: 'charge_refunds',
+        action: 'create',
+        values: {
+          id: refundId,
+          charge_id: charge.id,
+          amount: charge.amount,
+          currency: charge.currency,
+          created_at: now,
+          updated_at: now,
+          succeeded_at: null,
+        },
+      });
+      await postChargeRefund(trx, scope, charge);
+      const safetyJobId = await ctx.deps.jobs.enqueue(
+        trx,
+        RECONCILE_JOB,
+        jobPayload(charge, { refund_id: refundId }),
+        new Date(now.getTime() + ctx.deps.config.chargeReconcileDelayMs),
+      );
+      return { recorded: { charge, refundId, rail }, resourceId: charge.id, safetyJobId };
+    },
+    call: ({ charge, refundId, rail }) =>
+      rail.refund({ reference: refundId, chargeReference: charge.id, amount: charge.amount, currency: charge.currency }),
+    settle: async (trx, { refundId }) =>
+      toChargeResponse(
+        await settleRefundIn(
+          trx,
+          { companyId: ctx.companyId, environment: ctx.environment, notifyWorkers: ctx.notifyWorkers, db: trx, deps: ctx.deps },
+          refundId,
+        ),
+        ctx.deps.config.baseUrl,
+      ),
+    // The money already left the balance; the reconciler asks the rail again, never a second refund.
+    unknown: () => {
+      throw notConfirmed();
+    },
+    lost: notConfirmed,
   });
-  await ctx.commitEarly(charge.id);
-
-  try {
-    await rail.refund({ reference: refundId, chargeReference: charge.id, amount: charge.amount, currency: charge.currency });
-  } catch (error) {
-    ctx.deps.logger.warn({ charge: charge.id, refund: refundId, err: (error as Error)?.message }, 'refund rail call failed; the reconciler will retry it');
-    throw new ApiError('charge_persistence_lost', { message: REFUND_NOT_CONFIRMED });
-  }
-  try {
-    const saved = await saveRefundOutcome(ctx.deps, { companyId: ctx.companyId, environment: ctx.environment, notifyWorkers: ctx.notifyWorkers }, refundId, safetyJobId);
-    return toChargeResponse(saved, ctx.deps.config.baseUrl);
-  } catch (error) {
-    ctx.deps.logger.error({ charge: charge.id, refund: refundId, err: (error as Error)?.message }, 'saving a refund outcome failed; the reconciler will settle it');
-    throw new ApiError('charge_persistence_lost', { message: REFUND_NOT_CONFIRMED });
-  }
 }
 
 /**
@@ -86,7 +113,9 @@ export async function cancelCharge(ctx: RequestContext, id: string): Promise<Cha
     const scope = { ...ctx, db: trx };
     const charge = await loadCharge(scope, id, true);
     if (!CANCELLABLE.includes(charge.status)) {
-      throw new ApiError('charge_not_cancellable', { message: `The charge is ${charge.status}; only created or processing charges can be cancelled.` });
+      throw new ApiError('charge_not_cancellable', {
+        message: `The charge is ${charge.status}; only created or processing charges can be cancelled.`,
+      });
     }
     const updated = await applyChargeTransition(trx, scope, charge.id, 'cancel', { remarks: CANCELLED_REMARKS });
     await ctx.deps.jobs.enqueue(trx, RECONCILE_JOB, jobPayload(updated, { void: true }));
@@ -105,7 +134,8 @@ export async function resolveCharge(ctx: RequestContext, id: string, body: Resol
   return inTransaction(ctx.db, async (trx) => {
     const scope = { ...ctx, db: trx };
     const charge = await loadCharge(scope, id, true);
-    if (!ctx.isTest || charge.environment !== 'test') throw new ApiError('test_only', { message: 'Only a test charge can be resolved, with a test key.' });
+    if (!ctx.isTest || charge.environment !== 'test')
+      throw new ApiError('test_only', { message: 'Only a test charge can be resolved, with a test key.' });
     if (!RESOLVABLE.includes(charge.status)) {
       throw new ApiError('not_resolvable', { message: `The charge is ${charge.status}; only a created or processing test charge can be resolved.` });
     }

@@ -12,7 +12,13 @@ export const RAIL_OF_METHOD: Readonly<Record<PaymentMethodType, MoneyRail>> = {
   walletb: 'walletb',
 };
 
-type PortOf<M extends PaymentMethodType> = M extends 'card' | 'account' ? DebitPort : M extends 'banklink' ? BanklinkPort : M extends 'rtkey' ? RtkeyPort : WalletPort;
+type PortOf<M extends PaymentMethodType> = M extends 'card' | 'account'
+  ? DebitPort
+  : M extends 'banklink'
+    ? BanklinkPort
+    : M extends 'rtkey'
+      ? RtkeyPort
+      : WalletPort;
 
 /**
  * The adapter a charge of `method` uses in this scope. With a live key and no connector it throws

@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { createHarness, ENGINE, type Company, type Harness } from '../../../test/harness.ts';
-import { balance, chargeBody, chargeEvents, payer, runChargeJobs } from './test-support.ts';
+import { balance, chargeBody, chargeEvents, payer, runChargeJobs } from '../../../test/support/charges.ts';
 
 /**
  * 50 simultaneous refunds of one charge: exactly one refund and one ledger reversal; the others
@@ -19,9 +19,12 @@ describe(`50 parallel refunds of one charge (${ENGINE})`, () => {
   after(() => h.close());
 
   for (const method of ['card', 'account'] as const) {
-    test(`${method === "card" ? "a card" : "an account"} charge: one refund, one reversal, one event; 49 × 10805`, async () => {
+    test(`${method === 'card' ? 'a card' : 'an account'} charge: one refund, one reversal, one event; 49 × 10805`, async () => {
       const p = await payer(h, co);
-      const created = await co.req({ url: '/v1/charges', body: chargeBody(p.customer, method === 'card' ? { card_id: p.card } : { account_id: p.account }, { amount: 77000 }) });
+      const created = await co.req({
+        url: '/v1/charges',
+        body: chargeBody(p.customer, method === 'card' ? { card_id: p.card } : { account_id: p.account }, { amount: 77000 }),
+      });
       assert.equal(created.status, 200, created.raw);
       let charge = created.body;
       if (method === 'account') {
@@ -59,14 +62,28 @@ describe(`50 parallel refunds of one charge (${ENGINE})`, () => {
         .where('source_id', '=', charge.id)
         .execute();
       assert.equal(collection.length, 1, 'one collection');
-      const reversals = await db.selectFrom('ledger_transactions').select('id').where('kind', '=', 'reversal').where('source_id', '=', collection[0].id).execute();
+      const reversals = await db
+        .selectFrom('ledger_transactions')
+        .select('id')
+        .where('kind', '=', 'reversal')
+        .where('source_id', '=', collection[0].id)
+        .execute();
       assert.equal(reversals.length, 1, 'one ledger reversal');
-      const entries = await db.selectFrom('ledger_entries').select(sql<string>`sum(amount)`.as('sum')).where('transaction_id', '=', reversals[0].id).executeTakeFirstOrThrow();
+      const entries = await db
+        .selectFrom('ledger_entries')
+        .select(sql<string>`sum(amount)`.as('sum'))
+        .where('transaction_id', '=', reversals[0].id)
+        .executeTakeFirstOrThrow();
       assert.equal(BigInt(entries.sum), 0n, 'the reversal is balanced');
       assert.equal((await balance(co)).available, before.available - 77000, 'the money left once');
       assert.deepEqual((await chargeEvents(h, co, charge.id)).filter((e) => e.type === 'charge.refunded').length, 1);
       // No idempotency claim was left in progress.
-      const stuck = await db.selectFrom('idempotency_keys').select('key').where('company_id', '=', co.company.id).where('status_code', 'is', null).execute();
+      const stuck = await db
+        .selectFrom('idempotency_keys')
+        .select('key')
+        .where('company_id', '=', co.company.id)
+        .where('status_code', 'is', null)
+        .execute();
       assert.deepEqual(stuck, []);
     });
   }

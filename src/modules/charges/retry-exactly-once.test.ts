@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHarness, expectError, type Company, type Harness } from '../../../test/harness.ts';
 import type { DebitOutcome, DebitPort, DebitRequest, RefundRequest, RtkeyPort } from '../../rails/index.ts';
-import { chargeBody, payer } from './test-support.ts';
+import { chargeBody, payer } from '../../../test/support/charges.ts';
 
 const HOLD = 30_000;
 
@@ -69,7 +69,8 @@ describe('a retried key never charges twice', () => {
   });
   after(() => h.close());
 
-  const byKey = async (key: string) => (await co.req({ url: `/v1/charges?filter[key]=${encodeURIComponent(key)}` })).body.data as { id: string; status: string }[];
+  const byKey = async (key: string) =>
+    (await co.req({ url: `/v1/charges?filter[key]=${encodeURIComponent(key)}` })).body.data as { id: string; status: string }[];
 
   test('after 503 90005 the same key answers the one charge, and the rail is not called again', async () => {
     const body = chargeBody(p.customer, { card_id: p.card }, { external_id: 'retry-503', test_scenario: 'persistence_lost' });
@@ -158,7 +159,13 @@ describe('a retried key never charges twice', () => {
     await assert.rejects(
       h.runtime.deps.database.db
         .insertInto('charges')
-        .values({ ...row, id: `${row.id.slice(0, -4)}zzzz`, intent_id: `${row.intent_id.slice(0, -4)}zzzz`, splits: JSON.stringify(row.splits), metadata: null })
+        .values({
+          ...row,
+          id: `${row.id.slice(0, -4)}zzzz`,
+          intent_id: `${row.intent_id.slice(0, -4)}zzzz`,
+          splits: JSON.stringify(row.splits),
+          metadata: null,
+        })
         .execute(),
       /charges_open_idempotency_key|unique/i,
     );

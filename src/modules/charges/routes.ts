@@ -7,7 +7,16 @@ import { readIdempotencyKey } from '../../platform/idempotency/idempotency.ts';
 import { listEnvelopeSchema } from '../../platform/lists/lists.ts';
 import { REJECTION_REASONS } from '../payments/schemas.ts';
 import { cancelCharge, refundCharge, resolveCharge } from './operations.ts';
-import { cancelChargeBody, CHARGE_TEST_SCENARIOS, chargeListQuery, chargeResponse, createChargeBody, idParams, refundChargeBody, resolveChargeBody } from './schemas.ts';
+import {
+  cancelChargeBody,
+  CHARGE_TEST_SCENARIOS,
+  chargeListQuery,
+  chargeResponse,
+  createChargeBody,
+  idParams,
+  refundChargeBody,
+  resolveChargeBody,
+} from './schemas.ts';
 import { collectRoutes } from './collect-routes.ts';
 import { createCharge, getCharge, listCharges, recoverCharge } from './service.ts';
 import { registerChargeJobs } from './settle.ts';
@@ -23,8 +32,7 @@ export function chargeRoutes(app: FastifyInstance): void {
     schema: {
       tags,
       summary: 'Charge a saved card or a registered account',
-      description:
-        `Statuses created → processing → paid | failed (events charge.created, charge.processing, charge.paid, charge.failed). A card is paid (or failed) at once; an account debit answers processing and is paid when the bank settles it. A debit rejected by the bank or by risk rules is still 200, with status failed and the reason in remarks. 503 90005 charge_persistence_lost: the charge exists and settles by itself; a retry with the same x-idempotency value is always safe: it answers that charge as it is now and never charges again. test_scenario (test keys): ${CHARGE_TEST_SCENARIOS.join(', ')}. See docs/charges.md.`,
+      description: `Statuses created → processing → paid | failed (events charge.created, charge.processing, charge.paid, charge.failed). A card is paid (or failed) at once; an account debit answers processing and is paid when the bank settles it. A debit rejected by the bank or by risk rules is still 200, with status failed and the reason in remarks. 503 90005 charge_persistence_lost: the charge exists and settles by itself; a retry with the same x-idempotency value is always safe: it answers that charge as it is now and never charges again. test_scenario (test keys): ${CHARGE_TEST_SCENARIOS.join(', ')}. See docs/charges.md.`,
       body: createChargeBody,
       response: { 200: chargeResponse, ...errorResponses(401, 404, 409, 422, 503) },
     },

@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { createHarness, expectError, expectValidation, type Company, type Harness } from '../../../test/harness.ts';
 import { installFakeLiveConnector } from '../../../test/fakes/live-connectors.ts';
 import { expectScoped } from '../../../test/auth-matrix.ts';
-import { createCustomer } from '../cards/test-support.ts';
-import { getPage, postForm, tokenOf } from '../../pages/test-support.ts';
+import { createCustomer } from '../../../test/support/cards.ts';
+import { getPage, postForm, tokenOf } from '../../../test/support/pages.ts';
 import { parseEmvco } from '../../rails/emvco.ts';
-import { balance, chargeEvents, runExpireJobs } from './test-support.ts';
+import { balance, chargeEvents, runExpireJobs } from '../../../test/support/charges.ts';
 
 /** POST /v1/charges/rtkey: the instant-key QR (docs/charges.md "Instant key"). */
 describe('rtkey (instant-key QR) charges', () => {
@@ -14,7 +14,8 @@ describe('rtkey (instant-key QR) charges', () => {
   let co: Company;
   let other: Company;
   let customer: string;
-  const create = (body: Record<string, unknown>, env: 'test' | 'live' = 'test', c: Company = co) => c.req({ url: '/v1/charges/rtkey', env, body: { customer_id: customer, ...body } });
+  const create = (body: Record<string, unknown>, env: 'test' | 'live' = 'test', c: Company = co) =>
+    c.req({ url: '/v1/charges/rtkey', env, body: { customer_id: customer, ...body } });
   const pathOf = (url: string) => new URL(url).pathname;
   const rtkeyCount = async () => (await co.req({ url: '/v1/charges?filter[payment_method_type]=rtkey&per_page=1' })).body.total as number;
 
@@ -58,7 +59,10 @@ describe('rtkey (instant-key QR) charges', () => {
     const png = Buffer.from(c.qr.image.split(',')[1], 'base64');
     assert.equal(png.subarray(1, 4).toString('ascii'), 'PNG');
 
-    assert.deepEqual((await chargeEvents(h, co, c.id)).map((e) => `${e.type}:${e.data.status}`), ['charge.created:created', 'charge.processing:processing']);
+    assert.deepEqual(
+      (await chargeEvents(h, co, c.id)).map((e) => `${e.type}:${e.data.status}`),
+      ['charge.created:created', 'charge.processing:processing'],
+    );
     const events = await chargeEvents(h, co, c.id);
     assert.equal(events[1].data.qr.payload, c.qr.payload, 'the event carries the QR');
     assert.deepEqual((await co.req({ url: `/v1/charges/${c.id}` })).body, c);
@@ -80,7 +84,10 @@ describe('rtkey (instant-key QR) charges', () => {
     expectValidation(await create({ amount: 5000, reference: 'x'.repeat(26) }), 'reference');
     expectValidation(await create({ amount: 5000, customer_id: await createCustomer(other) }), 'customer_id');
     expectValidation(await create({ amount: 5000, test_scenario: 'nope' }), 'test_scenario');
-    expectValidation(await create({ amount: 5000, customer_id: await createCustomer(co, 'live'), test_scenario: 'qr_failure' }, 'live'), 'test_scenario');
+    expectValidation(
+      await create({ amount: 5000, customer_id: await createCustomer(co, 'live'), test_scenario: 'qr_failure' }, 'live'),
+      'test_scenario',
+    );
     for (const minutes of [5, 64800]) {
       const ok = await create({ amount: 5000, expires_in: minutes });
       assert.equal(ok.status, 200, ok.raw);
@@ -99,7 +106,12 @@ describe('rtkey (instant-key QR) charges', () => {
     assert.equal(await rtkeyCount(), before, 'no charge');
     const eventsAfter = await h.runtime.deps.database.db.selectFrom('events').select('id').where('company_id', '=', co.company.id).execute();
     assert.equal(eventsAfter.length, eventsBefore.length, 'no event');
-    const stuck = await h.runtime.deps.database.db.selectFrom('idempotency_keys').select('key').where('company_id', '=', co.company.id).where('status_code', 'is', null).execute();
+    const stuck = await h.runtime.deps.database.db
+      .selectFrom('idempotency_keys')
+      .select('key')
+      .where('company_id', '=', co.company.id)
+      .where('status_code', 'is', null)
+      .execute();
     assert.deepEqual(stuck, [], 'the claim was released: the same key may be retried');
 
     // With cents it registers normally. (A live key never reaches the sandbox or its triggers: its
@@ -134,7 +146,10 @@ describe('rtkey (instant-key QR) charges', () => {
     const got = (await co.req({ url: `/v1/charges/${c.id}` })).body;
     assert.equal(got.status, 'paid');
     assert.equal((await balance(co)).available, before.available + 12000);
-    assert.deepEqual((await chargeEvents(h, co, c.id)).map((e) => e.type), ['charge.created', 'charge.processing', 'charge.paid']);
+    assert.deepEqual(
+      (await chargeEvents(h, co, c.id)).map((e) => e.type),
+      ['charge.created', 'charge.processing', 'charge.paid'],
+    );
     assert.match((await getPage(h, pathOf(c.url))).body, /Pago recibido/);
     // rtkey has no rejection on the QR page.
     const other = (await create({ amount: 12001 })).body;
@@ -159,7 +174,10 @@ describe('rtkey (instant-key QR) charges', () => {
     assert.ok(expired.failed_at);
     assert.equal(expired.cancelled_at, null);
     const events = await chargeEvents(h, co, c.id);
-    assert.deepEqual(events.map((e) => e.type), ['charge.created', 'charge.processing', 'charge.failed']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['charge.created', 'charge.processing', 'charge.failed'],
+    );
     assert.equal(events[2].data.remarks, 'EXPIRED');
     assert.equal((await co.req({ url: `/v1/payment-intents/${c.id}` })).body.status, 'declined');
     assert.equal(await runExpireJobs(h, [c.id]), 0, 'once');

@@ -1,25 +1,26 @@
-import type { RequestContext } from '../../platform/context.ts';
+import type { RequestContext, ServiceScope } from '../../platform/context.ts';
 import { ApiError, validationError } from '../../platform/errors/api-error.ts';
 import { prefixedId } from '../../platform/ids.ts';
 import { customerExists } from '../accounts/queries.ts';
-import { collectAmount, collectMetadata, EXPIRE_JOB, fieldErrors, payerChargeValues, qrLabel, scopeOfContext } from './collect.ts';
-import { QrRegistrationFailed } from '../../rails/index.ts';
+import { collectAmount, collectMetadata, fieldErrors, payerChargeValues, qrLabel, scopeOfContext } from './collect.ts';
 import { QR_FAILURE_SCENARIO } from '../../rails/sandbox-table.ts';
 import { chargeRail } from './rails.ts';
 import { RTKEY_EXPIRES_IN, RTKEY_MINIMUM_PESOS, type RtkeyBody } from './collect-schemas.ts';
 import { toChargeResponse } from './present.ts';
 import type { ChargeResponse } from './schemas.ts';
-import { jobPayload } from './settle.ts';
-import { applyChargeTransition, insertCharge, type ChargeScope } from './transition.ts';
+import { EXPIRE_JOB, jobPayload } from './jobs.ts';
+import { requestOrigin, runOutsideCall } from '../../platform/outside-call.ts';
+import { applyChargeTransition, insertCharge } from './transition.ts';
 
 export const RTKEY_TEST_SCENARIOS = [QR_FAILURE_SCENARIO] as const;
 
 /**
  * POST /charges/rtkey (docs/charges.md "Instant key"). Unlike the other rails, the QR is registered
  * with the instant-payment scheme before the charge exists, because a refused registration must
- * leave no charge (400 90100): the request commits its idempotency claim alone (commitEarly), the
- * scheme is called outside any transaction, and only a registered QR becomes a charge, created and
- * submitted in one transaction (charge.created, charge.processing) with its expire job. The answer
+ * leave no charge (400 90100): through the outside-call protocol, the request commits its
+ * idempotency claim alone, the scheme is called outside any transaction, and only a registered QR
+ * becomes a charge, created and submitted in one transaction (charge.created, charge.processing)
+ * with its expire job. The answer
  * carries `qr: {payload, image}` and `url`, a page with the QR (the sandbox's "Simular pago").
  */
 export async function createRtkeyCharge(ctx: RequestContext, body: RtkeyBody, idempotencyKey: string | null): Promise<ChargeResponse> {
@@ -32,7 +33,8 @@ export async function createRtkeyCharge(ctx: RequestContext, body: RtkeyBody, id
   const scenario = body.test_scenario ?? null;
   if (scenario !== null) {
     if (!ctx.isTest) add('test_scenario', 'is only accepted with a test key');
-    else if (!(RTKEY_TEST_SCENARIOS as readonly string[]).includes(scenario)) add('test_scenario', `must be one of ${RTKEY_TEST_SCENARIOS.join(', ')}`);
+    else if (!(RTKEY_TEST_SCENARIOS as readonly string[]).includes(scenario))
+      add('test_scenario', `must be one of ${RTKEY_TEST_SCENARIOS.join(', ')}`);
   }
   const metadata = collectMetadata(body.metadata, add);
   if (Object.keys(errors).length) throw validationError(errors);
@@ -56,40 +58,45 @@ export async function createRtkeyCharge(ctx: RequestContext, body: RtkeyBody, id
     ctx.recordedResourceId ?? prefixedId('ch', now.getTime()),
   );
   const company = await ctx.db.selectFrom('companies').select('name').where('id', '=', ctx.companyId).executeTakeFirstOrThrow();
-  // Nothing is written yet: this commits the idempotency claim alone, naming the charge id the QR is
-  // registered under, so the scheme is not called inside the request's transaction and a retry
-  // after a lost answer registers the same reference (the scheme answers the same QR), never a new one.
-  await ctx.commitEarly(values.id);
-
-  let registered: { networkId: string; payload: string };
-  try {
-    registered = await rail.registerQr({
-      reference: values.id,
-      amount: amount!,
-      currency: 'COP',
-      merchant: company.name,
-      label: qrLabel({ id: values.id, reference: values.reference ?? null }),
-      expiresAt: new Date(values.expires_at!),
-      test_scenario: scenario,
-    });
-  } catch (error) {
-    if (!(error instanceof QrRegistrationFailed)) ctx.deps.logger.warn({ charge: values.id, err: (error as Error)?.message }, 'rtkey registration failed');
-    throw new ApiError('qr_generation_failed', { message: `${(error as Error)?.message ?? 'The QR registration failed.'} No charge was created.` });
-  }
-
-  try {
-    const saved = await ctx.deps.database.db.transaction().execute(async (trx) => {
-      const scope: ChargeScope = { ...scopeOfContext(ctx), db: trx, deps: ctx.deps };
+  return runOutsideCall(requestOrigin(ctx), {
+    rail: 'rtkey',
+    // Nothing is written yet: the commit is the idempotency claim alone, naming the charge id the QR
+    // is registered under, so the scheme is not called inside the request's transaction and a retry
+    // after a lost answer registers the same reference (the scheme answers the same QR), never a new one.
+    record: async () => ({ recorded: values, resourceId: values.id, safetyJobId: null }),
+    call: () =>
+      rail.registerQr({
+        reference: values.id,
+        amount: amount!,
+        currency: 'COP',
+        merchant: company.name,
+        label: qrLabel({ id: values.id, reference: values.reference ?? null }),
+        expiresAt: new Date(values.expires_at!),
+        test_scenario: scenario,
+      }),
+    settle: async (trx, _values, registered) => {
+      const scope: ServiceScope = { ...scopeOfContext(ctx), db: trx, deps: ctx.deps };
       const created = await insertCharge(trx, scope, values);
-      const processing = await applyChargeTransition(trx, scope, created.id, 'submit', { network_id: registered.networkId, qr_payload: registered.payload }, created);
+      const processing = await applyChargeTransition(
+        trx,
+        scope,
+        created.id,
+        'submit',
+        { network_id: registered.networkId, qr_payload: registered.payload },
+        created,
+      );
       await ctx.deps.jobs.enqueue(trx, EXPIRE_JOB, jobPayload(processing, {}), new Date(processing.expires_at!));
-      return processing;
-    });
-    return toChargeResponse(saved, ctx.deps.config.baseUrl);
-  } catch (error) {
+      return toChargeResponse(processing, ctx.deps.config.baseUrl);
+    },
+    // A registration that failed (or never answered) leaves no charge: 400 90100.
+    unknown: (_values, error) => {
+      throw new ApiError('qr_generation_failed', { message: `${(error as Error)?.message ?? 'The QR registration failed.'} No charge was created.` });
+    },
     // The QR is registered but no charge holds it yet: a retry with the same x-idempotency value
     // registers the same reference again (the scheme answers the same QR) and saves the charge.
-    ctx.deps.logger.error({ charge: values.id, err: (error as Error)?.message }, 'saving an rtkey charge failed after its registration');
-    throw new ApiError('service_unavailable', { message: 'The QR was registered but the charge could not be saved; nothing was charged. Retry with the same x-idempotency value.' });
-  }
+    lost: () =>
+      new ApiError('service_unavailable', {
+        message: 'The QR was registered but the charge could not be saved; nothing was charged. Retry with the same x-idempotency value.',
+      }),
+  });
 }

@@ -10,7 +10,15 @@ const pesos = z.union([z.number(), z.string().max(40)]).describe('pesos, at most
 const percentage = z.union([z.number(), z.string().max(40)]).describe('percent, more than 0 and at most 100, at most 2 decimals');
 
 /** PRODUCT.md's sandbox triggers for POST /charges; refused with a live key. */
-export const CHARGE_TEST_SCENARIOS = ['approved', 'pending', 'INSUFFICIENT_FUNDS', 'RISK_CONTROL', 'CARD_EXPIRED', 'TRANSACTION_REJECTED', 'persistence_lost'] as const;
+export const CHARGE_TEST_SCENARIOS = [
+  'approved',
+  'pending',
+  'INSUFFICIENT_FUNDS',
+  'RISK_CONTROL',
+  'CARD_EXPIRED',
+  'TRANSACTION_REJECTED',
+  'persistence_lost',
+] as const;
 /** The scenarios that make the sandbox rail reject the debit (remarks carries the code). */
 export const DECLINE_SCENARIOS = ['INSUFFICIENT_FUNDS', 'RISK_CONTROL', 'CARD_EXPIRED', 'TRANSACTION_REJECTED'] as const;
 
@@ -22,7 +30,9 @@ const split = z.object({
 });
 
 export const createChargeBody = z.object({
-  amount: pesos.describe('pesos, more than 0, at most 2 decimals; COP at most the company maximum per transaction; below COP 11,552,000 on an instant-key (KEY) account'),
+  amount: pesos.describe(
+    'pesos, more than 0, at most 2 decimals; COP at most the company maximum per transaction; below COP 11,552,000 on an instant-key (KEY) account',
+  ),
   title: text(5, 100),
   customer_id: uuid.describe('a customer of the company, in the same environment'),
   account_id: z.string().max(100).nullish().describe("one of account_id or card_id: the customer's account, ACTIVE with authorization true"),
@@ -32,7 +42,18 @@ export const createChargeBody = z.object({
   external_id: text(1, 100).nullish().describe('your reference; GET /v1/charges?filter[external_id]=… finds the charge (after a 503 90005 too)'),
   splits: z.array(split).max(10).nullish().describe('at most 10 shares of the charge toward other balances, moved when it is paid'),
   metadata: metadata.nullish(),
-  test_scenario: z.string().max(40).nullish().describe(`test keys only: ${CHARGE_TEST_SCENARIOS.join(', ')}`),
+  test_scenario: z
+    .string()
+    .max(40)
+    .nullish()
+    .describe(`test keys only: ${CHARGE_TEST_SCENARIOS.join(', ')}`),
+  installments: z
+    .number()
+    .int('must be a whole number')
+    .min(1, 'must be 1 to 36')
+    .max(36, 'must be 1 to 36')
+    .nullish()
+    .describe('card charges only: monthly installments the payer chose (default 1), passed to the card processor'),
 });
 export type CreateChargeBody = z.infer<typeof createChargeBody>;
 
@@ -42,7 +63,11 @@ export const refundChargeBody = z.object({
 export const cancelChargeBody = z.object({});
 export const resolveChargeBody = z.object({
   action: z.enum(['approve', 'reject']),
-  remarks: z.string().max(100).nullish().describe(`on reject, the rejection reason (default TRANSACTION_REJECTED): ${REJECTION_REASONS.join(', ')}`),
+  remarks: z
+    .string()
+    .max(100)
+    .nullish()
+    .describe(`on reject, the rejection reason (default TRANSACTION_REJECTED): ${REJECTION_REASONS.join(', ')}`),
 });
 export type ResolveChargeBody = z.infer<typeof resolveChargeBody>;
 
@@ -55,11 +80,18 @@ export const chargeResponse = z.object({
   currency: z.enum(CURRENCIES),
   title: z.string(),
   customer_id: z.string(),
-  payment_method_type: z.enum(PAYMENT_METHOD_TYPES).describe('card, account (direct debit), banklink (bank-transfer link), rtkey (instant-key QR), walleta or walletb (wallet request-to-pay)'),
-  account_id: z.string().nullable().describe("account charges: the debited account; walletb: the customer's wallet account the request was matched to"),
+  payment_method_type: z
+    .enum(PAYMENT_METHOD_TYPES)
+    .describe('card, account (direct debit), banklink (bank-transfer link), rtkey (instant-key QR), walleta or walletb (wallet request-to-pay)'),
+  account_id: z
+    .string()
+    .nullable()
+    .describe("account charges: the debited account; walletb: the customer's wallet account the request was matched to"),
   card_id: z.string().nullable(),
   external_id: z.string().nullable(),
-  splits: z.array(z.object({ account_id: z.string().nullable(), wallet_id: z.string(), amount: money.nullable(), percentage: z.number().nullable() })),
+  splits: z.array(
+    z.object({ account_id: z.string().nullable(), wallet_id: z.string(), amount: money.nullable(), percentage: z.number().nullable() }),
+  ),
   metadata: z.record(z.string(), z.string()),
   remarks: z.string().nullable().describe('why the charge failed: a rejection reason, or CANCELLED'),
   test_scenario: z.string().nullable(),
@@ -75,7 +107,10 @@ export const chargeResponse = z.object({
   reference: z.string().nullable().describe('banklink, rtkey: your reference, shown to the payer (rtkey: EMVCo tag 62)'),
   url: z.string().nullable().describe('banklink: the bank page where the payer approves or declines; rtkey: a page with the QR'),
   qr: z
-    .object({ payload: z.string().describe('EMVCo merchant-presented payload, CRC-16 in tag 63'), image: z.string().describe('the QR as a PNG data URL') })
+    .object({
+      payload: z.string().describe('EMVCo merchant-presented payload, CRC-16 in tag 63'),
+      image: z.string().describe('the QR as a PNG data URL'),
+    })
     .nullable()
     .describe('rtkey: the QR to show the payer'),
   expires_at: z.string().nullable().describe('banklink, rtkey, walletb: an open charge fails with remarks EXPIRED at this time'),
@@ -87,7 +122,8 @@ export const chargeResponse = z.object({
 });
 export type ChargeResponse = z.infer<typeof chargeResponse>;
 
-export type ChargeFilter = 'id' | 'status' | 'created_at' | 'currency' | 'amount' | 'title' | 'payment_method_type' | 'external_id' | 'customer_id' | 'key';
+export type ChargeFilter =
+  'id' | 'status' | 'created_at' | 'currency' | 'amount' | 'title' | 'payment_method_type' | 'external_id' | 'customer_id' | 'key';
 export const chargeList: ListSpec<ChargeFilter, 'created_at' | 'paid_at'> = {
   filters: ['id', 'status', 'created_at', 'currency', 'amount', 'title', 'payment_method_type', 'external_id', 'customer_id', 'key'],
   sorts: ['created_at', 'paid_at'],

@@ -1,7 +1,6 @@
 import { sql } from 'kysely';
 import type { RequestContext } from '../../platform/context.ts';
 import type { RecoverResource } from '../../platform/idempotency/idempotency.ts';
-import { inTransaction } from '../../platform/db/database.ts';
 import { ApiError, validationError, type FieldErrors } from '../../platform/errors/api-error.ts';
 import { isUuid, prefixedId } from '../../platform/ids.ts';
 import { paginate, parseListQuery, parseTimestampFilter, RANGE_SQL, type RangeOp } from '../../platform/lists/lists.ts';
@@ -12,14 +11,16 @@ import { findCard, type CardRow } from '../cards/service.ts';
 import { maxTransactionCop } from '../payments/queries.ts';
 import type { StoredSplit } from '../payments/tables.ts';
 import { resolveSplits, type PaymentInput, type RuleContext } from '../payments/validate.ts';
-import { toChargeResponse, type ChargeRow } from './present.ts';
+import { toChargeResponse } from './present.ts';
 import { CHARGE_ID, findCharge, loadCharge } from './queries.ts';
-import type { DebitOutcome } from '../../rails/index.ts';
 import { chargeRail } from './rails.ts';
 import { CHARGE_TEST_SCENARIOS, chargeList, type ChargeResponse, type CreateChargeBody } from './schemas.ts';
-import { debitRequestFor, jobPayload, RECONCILE_JOB, saveDebitOutcome } from './settle.ts';
+import { jobPayload, RECONCILE_JOB } from './jobs.ts';
+import { debitRequestFor, settleDebitIn } from './settle.ts';
 import { CHARGE_STATUSES, PAYMENT_METHOD_TYPES, type ChargeStatus, type PaymentMethodType } from './tables.ts';
 import { insertCharge } from './transition.ts';
+import { requestOrigin, runOutsideCall } from '../../platform/outside-call.ts';
+import { inTenant } from '../../platform/scope.ts';
 
 /** SPEC.md Limits: a movement on an instant-key (KEY) account is below COP 11,552,000 (minor units). */
 export const KEY_ACCOUNT_LIMIT_MINOR = 11_552_000_00n;
@@ -44,8 +45,11 @@ async function resolveChargeFields(ctx: RequestContext, body: CreateChargeBody):
   const scenario = body.test_scenario ?? null;
   if (scenario !== null) {
     if (!ctx.isTest) add('test_scenario', 'is only accepted with a test key');
-    else if (!(CHARGE_TEST_SCENARIOS as readonly string[]).includes(scenario)) add('test_scenario', `must be one of ${CHARGE_TEST_SCENARIOS.join(', ')}`);
+    else if (!(CHARGE_TEST_SCENARIOS as readonly string[]).includes(scenario))
+      add('test_scenario', `must be one of ${CHARGE_TEST_SCENARIOS.join(', ')}`);
   }
+
+  if (body.installments != null && body.card_id == null) add('installments', 'only card charges are paid in installments');
 
   const currency: Currency = body.currency ?? 'COP';
   const amount = parseMinor(body.amount);
@@ -73,8 +77,7 @@ async function resolveChargeFields(ctx: RequestContext, body: CreateChargeBody):
       ? await ctx.db
           .selectFrom('accounts')
           .select(['id', 'customer_id', 'subtype', 'status', 'authorization'])
-          .where('company_id', '=', ctx.companyId)
-          .where('environment', '=', ctx.environment)
+          .$call(inTenant(ctx))
           .where('id', '=', raw.toLowerCase())
           .where('deleted_at', 'is', null)
           .executeTakeFirst()
@@ -88,7 +91,8 @@ async function resolveChargeFields(ctx: RequestContext, body: CreateChargeBody):
       accountId = account.id;
       if (account.subtype === 'KEY') {
         if (currency !== 'COP') add('currency', 'an instant-key (KEY) account moves COP only');
-        else if (amount !== null && amount >= KEY_ACCOUNT_LIMIT_MINOR) add('amount', `an instant-key (KEY) account moves less than ${formatPesos(KEY_ACCOUNT_LIMIT_MINOR, 'COP')}`);
+        else if (amount !== null && amount >= KEY_ACCOUNT_LIMIT_MINOR)
+          add('amount', `an instant-key (KEY) account moves less than ${formatPesos(KEY_ACCOUNT_LIMIT_MINOR, 'COP')}`);
       }
     }
   } else {
@@ -107,7 +111,14 @@ async function resolveChargeFields(ctx: RequestContext, body: CreateChargeBody):
   }
 
   // Splits: the shape and rules of payment splits (docs/payments.md), on a fixed amount.
-  const rc: RuleContext = { db: ctx.db, companyId: ctx.companyId, environment: ctx.environment, now: ctx.deps.clock.now(), maxTransactionCop: 0n, checks: () => true };
+  const rc: RuleContext = {
+    db: ctx.db,
+    companyId: ctx.companyId,
+    environment: ctx.environment,
+    now: ctx.deps.clock.now(),
+    maxTransactionCop: 0n,
+    checks: () => true,
+  };
   const splits = body.splits?.length ? await resolveSplits(rc, { splits: body.splits } as PaymentInput, false, null, add) : [];
   if (splits.length && amount !== null) {
     const percent = splits.reduce((sum, s) => sum + (s.percentage_bp ?? 0), 0);
@@ -133,59 +144,55 @@ export async function createCharge(ctx: RequestContext, body: CreateChargeBody, 
   if (hasCard !== (body.account_id != null)) await chargeRail(ctx.deps, ctx, hasCard ? 'card' : 'account');
   const v = await resolveChargeFields(ctx, body);
   const rail = await chargeRail(ctx.deps, ctx, v.method);
+  if (v.card && rail.saveCard && !v.card.rail_source) {
+    throw validationError({ card_id: ['the card was saved before the payment provider was connected: save it again (POST /cards)'] });
+  }
   const now = ctx.deps.clock.now();
-  const { charge, safetyJobId } = await inTransaction(ctx.db, async (trx) => {
-    const charge = await insertCharge(trx, ctx, {
-      id: prefixedId('ch', now.getTime()),
-      intent_id: prefixedId('pi', now.getTime()),
-      title: body.title,
-      currency: v.currency,
-      amount: v.amount,
-      customer_id: v.customerId,
-      payment_method_type: v.method,
-      account_id: v.accountId,
-      card_id: v.card?.id ?? null,
-      external_id: body.external_id ?? null,
-      idempotency_key: idempotencyKey,
-      splits: JSON.stringify(v.splits),
-      metadata: v.metadata ? JSON.stringify(v.metadata) : null,
-      test_scenario: body.test_scenario ?? null,
-      remarks: null,
-      network_id: null,
-      paid_at: null,
-      failed_at: null,
-      cancelled_at: null,
-      refunded_at: null,
-      created_at: now,
-      updated_at: now,
-    });
-    // The safety net: if this request never saves the rail's answer, the reconciler does.
-    const runAt = new Date(now.getTime() + ctx.deps.config.chargeReconcileDelayMs);
-    const safetyJobId = await ctx.deps.jobs.enqueue(trx, RECONCILE_JOB, jobPayload(charge, {}), runAt);
-    return { charge, safetyJobId };
-  });
-  await ctx.commitEarly(charge.id);
-
-  // The rail, outside any transaction.
-  let outcome: DebitOutcome;
-  try {
-    outcome = await rail.debit(await debitRequestFor(ctx.db, charge, v.card));
-  } catch (error) {
+  const baseUrl = ctx.deps.config.baseUrl;
+  return runOutsideCall(requestOrigin(ctx), {
+    rail: v.method,
+    record: async (trx) => {
+      const charge = await insertCharge(trx, ctx, {
+        id: prefixedId('ch', now.getTime()),
+        intent_id: prefixedId('pi', now.getTime()),
+        title: body.title,
+        currency: v.currency,
+        amount: v.amount,
+        customer_id: v.customerId,
+        payment_method_type: v.method,
+        account_id: v.accountId,
+        card_id: v.card?.id ?? null,
+        external_id: body.external_id ?? null,
+        idempotency_key: idempotencyKey,
+        splits: JSON.stringify(v.splits),
+        metadata: v.metadata ? JSON.stringify(v.metadata) : null,
+        test_scenario: body.test_scenario ?? null,
+        installments: body.installments ?? null,
+        remarks: null,
+        network_id: null,
+        paid_at: null,
+        failed_at: null,
+        cancelled_at: null,
+        refunded_at: null,
+        created_at: now,
+        updated_at: now,
+      });
+      // The safety net: if this request never saves the rail's answer, the reconciler does.
+      const runAt = new Date(now.getTime() + ctx.deps.config.chargeReconcileDelayMs);
+      const safetyJobId = await ctx.deps.jobs.enqueue(trx, RECONCILE_JOB, jobPayload(charge, {}), runAt);
+      return { recorded: charge, resourceId: charge.id, safetyJobId };
+    },
+    call: async (charge) => rail.debit(await debitRequestFor(ctx.deps.database.db, charge, v.card ?? undefined)),
+    settle: async (trx, charge, outcome) => {
+      // The sandbox trigger: the rail answered, the final save "fails" (the reconciler settles it).
+      if (charge.test_scenario === 'persistence_lost') throw new ApiError('charge_persistence_lost');
+      const scope = { companyId: ctx.companyId, environment: ctx.environment, notifyWorkers: ctx.notifyWorkers, db: trx, deps: ctx.deps };
+      return toChargeResponse(await settleDebitIn(trx, scope, charge.id, outcome), baseUrl);
+    },
     // The outcome is unknown: never guessed. The charge stays created; the reconciler asks again.
-    ctx.deps.logger.warn({ charge: charge.id, err: (error as Error)?.message }, 'charge rail call failed; the reconciler will settle it');
-    return toChargeResponse(charge, ctx.deps.config.baseUrl);
-  }
-  if (charge.test_scenario === 'persistence_lost') {
-    // The sandbox trigger: the rail answered, the final save "fails".
-    throw new ApiError('charge_persistence_lost');
-  }
-  try {
-    const saved = await saveDebitOutcome(ctx.deps, { companyId: ctx.companyId, environment: ctx.environment, notifyWorkers: ctx.notifyWorkers }, charge.id, outcome, safetyJobId);
-    return toChargeResponse(saved, ctx.deps.config.baseUrl);
-  } catch (error) {
-    ctx.deps.logger.error({ charge: charge.id, err: (error as Error)?.message }, 'saving a charge outcome failed; the reconciler will settle it');
-    throw new ApiError('charge_persistence_lost');
-  }
+    unknown: (charge) => toChargeResponse(charge, baseUrl),
+    lost: () => new ApiError('charge_persistence_lost'),
+  });
 }
 
 /**
@@ -234,16 +241,19 @@ const DATE_OP: Record<RangeOp, RangeOp> = { gte: 'gte', gt: 'gte', lte: 'lt', lt
  */
 export async function listCharges(ctx: RequestContext, query: Record<string, unknown>, path: string) {
   const list = parseListQuery(chargeList, query);
-  let q = ctx.db.selectFrom('charges').selectAll().where('company_id', '=', ctx.companyId).where('environment', '=', ctx.environment);
+  let q = ctx.db.selectFrom('charges').selectAll().$call(inTenant(ctx));
   const f = list.filters;
   if (f.id !== undefined) q = CHARGE_ID.test(f.id) ? q.where('id', '=', f.id) : q.where(nothing);
-  if (f.status !== undefined) q = (CHARGE_STATUSES as readonly string[]).includes(f.status) ? q.where('status', '=', f.status as ChargeStatus) : q.where(nothing);
+  if (f.status !== undefined)
+    q = (CHARGE_STATUSES as readonly string[]).includes(f.status) ? q.where('status', '=', f.status as ChargeStatus) : q.where(nothing);
   if (f.currency !== undefined) {
     const currency = f.currency.toUpperCase();
     q = (CURRENCIES as readonly string[]).includes(currency) ? q.where('currency', '=', currency as Currency) : q.where(nothing);
   }
   if (f.payment_method_type !== undefined) {
-    q = (PAYMENT_METHOD_TYPES as readonly string[]).includes(f.payment_method_type) ? q.where('payment_method_type', '=', f.payment_method_type as PaymentMethodType) : q.where(nothing);
+    q = (PAYMENT_METHOD_TYPES as readonly string[]).includes(f.payment_method_type)
+      ? q.where('payment_method_type', '=', f.payment_method_type as PaymentMethodType)
+      : q.where(nothing);
   }
   if (f.title !== undefined) q = q.where('title', '=', f.title);
   if (f.external_id !== undefined) q = q.where('external_id', '=', f.external_id);
@@ -255,11 +265,15 @@ export async function listCharges(ctx: RequestContext, query: Record<string, unk
   }
   if (f.created_at !== undefined) {
     const at = parseTimestampFilter('filter[created_at]', f.created_at);
-    q = DATE_ONLY.test(f.created_at) ? q.where('created_at', '>=', at).where('created_at', '<', new Date(at.getTime() + DAY_MS)) : q.where('created_at', '=', at);
+    q = DATE_ONLY.test(f.created_at)
+      ? q.where('created_at', '>=', at).where('created_at', '<', new Date(at.getTime() + DAY_MS))
+      : q.where('created_at', '=', at);
   }
   for (const [op, value] of Object.entries(list.ranges.created_at ?? {}) as [RangeOp, string][]) {
     const key = `filter[created_at][${op}]`;
-    q = DATE_ONLY.test(value) ? q.where('created_at', RANGE_SQL[DATE_OP[op]], dateBound(op, key, value)) : q.where('created_at', RANGE_SQL[op], parseTimestampFilter(key, value));
+    q = DATE_ONLY.test(value)
+      ? q.where('created_at', RANGE_SQL[DATE_OP[op]], dateBound(op, key, value))
+      : q.where('created_at', RANGE_SQL[op], parseTimestampFilter(key, value));
   }
   return paginate(q, list, { path, query, table: 'charges', map: (row) => toChargeResponse(row, ctx.deps.config.baseUrl) });
 }

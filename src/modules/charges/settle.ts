@@ -1,14 +1,20 @@
-import type { AppDeps } from '../../platform/context.ts';
+import type { Transaction } from 'kysely';
+import type { DB } from '../../platform/db/schema.ts';
+import type { AppDeps, ServiceScope } from '../../platform/context.ts';
 import type { Executor } from '../../platform/db/database.ts';
 import { ApiError } from '../../platform/errors/api-error.ts';
-import { FINAL } from './lifecycle.ts';
+import { FINAL, REFUND_MACHINE } from './lifecycle.ts';
 import type { ChargeRow } from './present.ts';
 import { findCharge, lockCharge } from './queries.ts';
 import type { DebitOutcome, DebitRequest } from '../../rails/index.ts';
 import { chargeRail } from './rails.ts';
-import { EXPIRE_JOB, reconcilePayerCharge, runExpire } from './collect.ts';
+import { reconcilePayerCharge, runExpire } from './collect.ts';
+import { EXPIRE_JOB, jobPayload, RECONCILE_JOB } from './jobs.ts';
 import { isPayerMethod } from './tables.ts';
-import { applyChargeTransition, type ChargeScope } from './transition.ts';
+import { applyChargeTransition } from './transition.ts';
+import { applyTransition } from '../../platform/state-machine.ts';
+import { settleAlone } from '../../platform/outside-call.ts';
+import { inTenant } from '../../platform/scope.ts';
 
 /**
  * Saving what the rail answered, and the reconciler (docs/charges.md "90005 never loses a
@@ -19,18 +25,21 @@ import { applyChargeTransition, type ChargeScope } from './transition.ts';
  * job settles bank-account debits when the (sandbox) bank does, and refunds whose save was lost.
  */
 
-export const RECONCILE_JOB = 'charges.reconcile';
-
 /** What the rail needs to know about a charge (the card's outcome class and expiry for a card). */
-export async function debitRequestFor(db: Executor, charge: ChargeRow, known?: DebitRequest['card']): Promise<DebitRequest> {
-  let card: DebitRequest['card'] = known ?? null;
+export async function debitRequestFor(
+  db: Executor,
+  charge: ChargeRow,
+  known?: { outcome_class: string; exp_month: number; exp_year: number; rail_source: string | null },
+): Promise<DebitRequest> {
+  let card: DebitRequest['card'] = known
+    ? { outcome_class: known.outcome_class, exp_month: known.exp_month, exp_year: known.exp_year, source: known.rail_source }
+    : null;
   if (charge.card_id && !card) {
     // A card deleted after the charge was created still answers for it.
     const row = await db
       .selectFrom('cards')
-      .select(['outcome_class', 'exp_month', 'exp_year'])
-      .where('company_id', '=', charge.company_id)
-      .where('environment', '=', charge.environment)
+      .select(['outcome_class', 'exp_month', 'exp_year', 'rail_source as source'])
+      .$call(inTenant({ companyId: charge.company_id, environment: charge.environment }))
       .where('id', '=', charge.card_id)
       .executeTakeFirst();
     card = row ?? { outcome_class: 'TRANSACTION_REJECTED', exp_month: 1, exp_year: 2000 };
@@ -42,6 +51,7 @@ export async function debitRequestFor(db: Executor, charge: ChargeRow, known?: D
     currency: charge.currency,
     card,
     test_scenario: charge.test_scenario,
+    installments: charge.installments ?? 1,
     submittedAt: new Date(charge.created_at),
   };
 }
@@ -50,56 +60,64 @@ export async function debitRequestFor(db: Executor, charge: ChargeRow, known?: D
  * The final save of a debit's outcome, in its own transaction: created → processing (the rail has
  * it), then paid or failed when the outcome is final (the ledger posting and the intent come with
  * the transition). A debit still pending gets a reconcile job at the time the rail settles it. A
- * charge already settled otherwise (cancelled, resolved) is left as it is. `doneJobId` is the
- * create request's safety job, which this save makes unnecessary.
+ * charge already settled otherwise (cancelled, resolved) is left as it is.
  */
-export async function saveDebitOutcome(deps: AppDeps, scope: Omit<ChargeScope, 'db' | 'deps'>, chargeId: string, outcome: DebitOutcome, doneJobId?: string): Promise<ChargeRow> {
-  return deps.database.db.transaction().execute(async (trx) => {
-    const s: ChargeScope = { ...scope, db: trx, deps };
-    let row = await lockCharge(trx, s, chargeId);
-    if (!row) throw new ApiError('record_not_found');
-    if (doneJobId) await trx.deleteFrom('jobs').where('id', '=', doneJobId).execute();
-    // The row stays locked by this transaction: each transition gets it as it left it.
-    if (row.status === 'created') row = await applyChargeTransition(trx, s, chargeId, 'submit', { network_id: outcome.networkId }, row);
-    if (row.status === 'processing') {
-      if (outcome.status === 'approved') row = await applyChargeTransition(trx, s, chargeId, 'approve', {}, row);
-      else if (outcome.status === 'declined') row = await applyChargeTransition(trx, s, chargeId, 'decline', { remarks: outcome.remarks }, row);
-      else if (outcome.settleAt) await deps.jobs.enqueue(trx, RECONCILE_JOB, jobPayload(row, {}), outcome.settleAt);
-    }
-    return row;
-  });
+export async function saveDebitOutcome(
+  deps: AppDeps,
+  scope: Omit<ServiceScope, 'db' | 'deps'>,
+  chargeId: string,
+  outcome: DebitOutcome,
+): Promise<ChargeRow> {
+  return settleAlone(deps, scope, (trx, s) => settleDebitIn(trx, s, chargeId, outcome));
+}
+
+/** saveDebitOutcome inside the caller's transaction (the settle step of POST /charges). */
+export async function settleDebitIn(trx: Transaction<DB>, s: ServiceScope, chargeId: string, outcome: DebitOutcome): Promise<ChargeRow> {
+  let row = await lockCharge(trx, s, chargeId);
+  if (!row) throw new ApiError('record_not_found');
+  // The row stays locked by this transaction: each transition gets it as it left it.
+  if (row.status === 'created') row = await applyChargeTransition(trx, s, chargeId, 'submit', { network_id: outcome.networkId }, row);
+  if (row.status === 'processing') {
+    if (outcome.status === 'approved') row = await applyChargeTransition(trx, s, chargeId, 'approve', {}, row);
+    else if (outcome.status === 'declined') row = await applyChargeTransition(trx, s, chargeId, 'decline', { remarks: outcome.remarks }, row);
+    else if (outcome.settleAt) await s.deps.jobs.enqueue(trx, RECONCILE_JOB, jobPayload(row, {}), outcome.settleAt);
+  }
+  return row;
 }
 
 /**
  * The refund's final save: pending → succeeded and the charge paid → refunded (charge.refunded).
  * The money left the balance when the refund was requested (operations.ts).
  */
-export async function saveRefundOutcome(deps: AppDeps, scope: Omit<ChargeScope, 'db' | 'deps'>, refundId: string, doneJobId?: string): Promise<ChargeRow> {
-  return deps.database.db.transaction().execute(async (trx) => {
-    const s: ChargeScope = { ...scope, db: trx, deps };
-    const found = await trx.selectFrom('charge_refunds').select('charge_id').where('company_id', '=', s.companyId).where('environment', '=', s.environment).where('id', '=', refundId).executeTakeFirst();
-    if (!found) throw new ApiError('record_not_found');
-    // Lock order everywhere: the charge, then its refund.
-    let charge = (await lockCharge(trx, s, found.charge_id))!;
-    const refund = await trx.selectFrom('charge_refunds').select('status').where('company_id', '=', s.companyId).where('environment', '=', s.environment).where('id', '=', refundId).forUpdate().executeTakeFirstOrThrow();
-    if (refund.status === 'pending') {
-      const now = deps.clock.now();
-      await trx
-        .updateTable('charge_refunds')
-        .set({ status: 'succeeded', succeeded_at: now, updated_at: now })
-        .where('company_id', '=', s.companyId)
-        .where('environment', '=', s.environment)
-        .where('id', '=', refundId)
-        .execute();
-      charge = await applyChargeTransition(trx, s, charge.id, 'refund');
-    }
-    if (doneJobId) await trx.deleteFrom('jobs').where('id', '=', doneJobId).execute();
-    return charge;
-  });
+export async function saveRefundOutcome(deps: AppDeps, scope: Omit<ServiceScope, 'db' | 'deps'>, refundId: string): Promise<ChargeRow> {
+  return settleAlone(deps, scope, (trx, s) => settleRefundIn(trx, s, refundId));
 }
 
-export function jobPayload(charge: { company_id: string; environment: string; id: string }, extra: { refund_id?: string; void?: boolean }): Record<string, unknown> {
-  return { company_id: charge.company_id, environment: charge.environment, charge_id: charge.id, ...extra };
+/** saveRefundOutcome inside the caller's transaction (the settle step of the refund request). */
+export async function settleRefundIn(trx: Transaction<DB>, s: ServiceScope, refundId: string): Promise<ChargeRow> {
+  const found = await trx.selectFrom('charge_refunds').select('charge_id').$call(inTenant(s)).where('id', '=', refundId).executeTakeFirst();
+  if (!found) throw new ApiError('record_not_found');
+  // Lock order everywhere: the charge, then its refund.
+  let charge = (await lockCharge(trx, s, found.charge_id))!;
+  const refund = await trx
+    .selectFrom('charge_refunds')
+    .selectAll()
+    .$call(inTenant(s))
+    .where('id', '=', refundId)
+    .forUpdate()
+    .executeTakeFirstOrThrow();
+  if (refund.status === 'pending') {
+    const now = s.deps.clock.now();
+    await applyTransition(trx, s, REFUND_MACHINE, {
+      table: 'charge_refunds',
+      row: refund,
+      action: 'succeed',
+      now,
+      set: () => ({ succeeded_at: now }),
+    });
+    charge = await applyChargeTransition(trx, s, charge.id, 'refund');
+  }
+  return charge;
 }
 
 /**
@@ -120,9 +138,16 @@ export async function runReconcile(deps: AppDeps, payload: Record<string, unknow
     return;
   }
   if (typeof payload.refund_id === 'string') {
-    const refund = await db.selectFrom('charge_refunds').select(['status', 'amount', 'currency']).where('company_id', '=', scope.companyId).where('environment', '=', scope.environment).where('id', '=', payload.refund_id).executeTakeFirst();
+    const refund = await db
+      .selectFrom('charge_refunds')
+      .select(['status', 'amount', 'currency'])
+      .$call(inTenant(scope))
+      .where('id', '=', payload.refund_id)
+      .executeTakeFirst();
     if (!refund || refund.status !== 'pending') return;
-    await (await chargeRail(deps, scope, method)).refund({ reference: payload.refund_id, chargeReference: charge.id, amount: refund.amount, currency: refund.currency });
+    await (
+      await chargeRail(deps, scope, method)
+    ).refund({ reference: payload.refund_id, chargeReference: charge.id, amount: refund.amount, currency: refund.currency });
     await saveRefundOutcome(deps, scope, payload.refund_id);
     return;
   }

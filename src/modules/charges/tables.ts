@@ -41,6 +41,8 @@ export interface ChargesTable {
   splits: Json<StoredSplit[]>;
   metadata: Json<Record<string, string> | null> | null;
   test_scenario: string | null;
+  /** Card charges: monthly installments (null: 1; migrations/0016). */
+  installments?: number | null;
   remarks: string | null;
   network_id: string | null;
   intent_id: string;

@@ -3,8 +3,20 @@ import assert from 'node:assert/strict';
 import { createHarness, ENGINE, expectError, expectValidation, type Company, type Harness } from '../../../test/harness.ts';
 import { installFakeLiveConnector } from '../../../test/fakes/live-connectors.ts';
 import { expectScoped } from '../../../test/auth-matrix.ts';
-import { createCustomer } from '../cards/test-support.ts';
-import { BANCOLOMBIA, balance, banklinkBody, chargeBody, chargeEvents, createAccount, customerWithDocument, DAVIPLATA, payer, runExpireJobs, walletAccount } from './test-support.ts';
+import { createCustomer } from '../../../test/support/cards.ts';
+import {
+  BANCOLOMBIA,
+  balance,
+  banklinkBody,
+  chargeBody,
+  chargeEvents,
+  createAccount,
+  customerWithDocument,
+  DAVIPLATA,
+  payer,
+  runExpireJobs,
+  walletAccount,
+} from '../../../test/support/charges.ts';
 
 const APPROVES = '+573991111111';
 const DECLINES = '+573992222222';
@@ -50,14 +62,20 @@ describe('wallet request-to-pay', () => {
       assert.equal(r.url, null);
       assert.equal(r.expires_at, null);
       assert.equal(r.network_id, `sbx_walleta_${r.id}`);
-      assert.deepEqual((await chargeEvents(h, co, r.id)).map((e) => e.type), ['charge.created', 'charge.processing']);
+      assert.deepEqual(
+        (await chargeEvents(h, co, r.id)).map((e) => e.type),
+        ['charge.created', 'charge.processing'],
+      );
 
       const confirmed = await confirm(r.id);
       assert.equal(confirmed.status, 200, confirmed.raw);
       assert.equal(confirmed.body.status, 'paid');
       assert.ok(confirmed.body.paid_at);
       assert.equal((await balance(co)).available, before.available + 25000);
-      assert.deepEqual((await chargeEvents(h, co, r.id)).map((e) => e.type), ['charge.created', 'charge.processing', 'charge.paid']);
+      assert.deepEqual(
+        (await chargeEvents(h, co, r.id)).map((e) => e.type),
+        ['charge.created', 'charge.processing', 'charge.paid'],
+      );
       assert.equal((await co.req({ url: `/v1/payment-intents/${r.id}` })).body.status, 'approved');
 
       // Confirming again answers the request as it is, and changes nothing.
@@ -75,7 +93,10 @@ describe('wallet request-to-pay', () => {
       assert.equal(res.status, 200, res.raw);
       assert.equal(res.body.status, 'failed');
       assert.equal(res.body.remarks, 'TRANSACTION_REJECTED');
-      assert.deepEqual((await chargeEvents(h, co, r.id)).map((e) => e.type), ['charge.created', 'charge.processing', 'charge.failed']);
+      assert.deepEqual(
+        (await chargeEvents(h, co, r.id)).map((e) => e.type),
+        ['charge.created', 'charge.processing', 'charge.failed'],
+      );
     });
 
     test('rules: amount ≥ 500 and within the company maximum, a +57 mobile phone, external_id, a customer', async () => {
@@ -93,7 +114,11 @@ describe('wallet request-to-pay', () => {
         expectValidation(await request({ amount: 100_000.01 }), 'amount');
         assert.equal((await request({ amount: 100_000 })).status, 200);
       } finally {
-        await h.runtime.deps.database.db.updateTable('companies').set({ max_transaction_cop: 500_000_000n }).where('id', '=', co.company.id).execute();
+        await h.runtime.deps.database.db
+          .updateTable('companies')
+          .set({ max_transaction_cop: 500_000_000n })
+          .where('id', '=', co.company.id)
+          .execute();
       }
     });
 
@@ -105,7 +130,15 @@ describe('wallet request-to-pay', () => {
       assert.equal(dup.body.previous_payment_id, first.body.id);
       // Another external_id, another company, the other environment: not the same request.
       assert.equal((await request({ external_id: 'orden-otra' })).status, 200);
-      assert.equal((await other.req({ url: '/v1/request-to-pay/walleta', body: { amount: 25000, customer_id: await createCustomer(other), phone: APPROVES, external_id: 'orden-unica' } })).status, 200);
+      assert.equal(
+        (
+          await other.req({
+            url: '/v1/request-to-pay/walleta',
+            body: { amount: 25000, customer_id: await createCustomer(other), phone: APPROVES, external_id: 'orden-unica' },
+          })
+        ).status,
+        200,
+      );
       assert.equal((await request({ external_id: 'orden-unica', customer_id: await createCustomer(co, 'live') }, co, 'live')).status, 200);
 
       await confirm(first.body.id);
@@ -143,7 +176,11 @@ describe('wallet request-to-pay', () => {
     let nequi: string;
     let daviplata: string;
     const request = (body: Record<string, unknown> = {}, env: 'test' | 'live' = 'test') =>
-      co.req({ url: '/v1/request-to-pay/walletb', env, body: { amount: 42000, document: '1020304050', document_type: 'CC', customer_id: customer, phone: APPROVES, ...body } });
+      co.req({
+        url: '/v1/request-to-pay/walletb',
+        env,
+        body: { amount: 42000, document: '1020304050', document_type: 'CC', customer_id: customer, phone: APPROVES, ...body },
+      });
     const confirm = (id: string, otp: string, c: Company = co) => c.req({ url: `/v1/request-to-pay/walletb/${id}/confirm`, body: { otp } });
     const status = async (id: string) => (await co.req({ url: `/v1/charges/${id}` })).body;
     /** Each test its own customer and wallet accounts: one open request per wallet account. */
@@ -167,13 +204,19 @@ describe('wallet request-to-pay', () => {
       assert.equal(r.document, '1020304050');
       assert.equal(r.external_id, 'orden-b-1');
       assert.equal(new Date(r.expires_at).getTime() - new Date(r.created_at).getTime(), 10 * 60_000);
-      assert.deepEqual((await chargeEvents(h, co, r.id)).map((e) => e.type), ['charge.created', 'charge.processing']);
+      assert.deepEqual(
+        (await chargeEvents(h, co, r.id)).map((e) => e.type),
+        ['charge.created', 'charge.processing'],
+      );
 
       const paid = await confirm(r.id, '123456');
       assert.equal(paid.status, 200, paid.raw);
       assert.equal(paid.body.status, 'paid');
       assert.equal((await balance(co)).available, before.available + 42000);
-      assert.deepEqual((await chargeEvents(h, co, r.id)).map((e) => e.type), ['charge.created', 'charge.processing', 'charge.paid']);
+      assert.deepEqual(
+        (await chargeEvents(h, co, r.id)).map((e) => e.type),
+        ['charge.created', 'charge.processing', 'charge.paid'],
+      );
       // Settled: it takes no OTP (the same x-idempotency value replays the 200 instead).
       expectError(await confirm(r.id, '123456'), 422, 'request_to_pay_not_available', 10140);
     });
@@ -186,7 +229,10 @@ describe('wallet request-to-pay', () => {
       const failed = await status(r.id);
       assert.equal(failed.status, 'failed');
       assert.equal(failed.remarks, 'OTP_INVALID');
-      assert.deepEqual((await chargeEvents(h, co, r.id)).map((e) => e.type), ['charge.created', 'charge.processing', 'charge.failed']);
+      assert.deepEqual(
+        (await chargeEvents(h, co, r.id)).map((e) => e.type),
+        ['charge.created', 'charge.processing', 'charge.failed'],
+      );
       // The right one now: still 10136, nothing changes.
       expectError(await confirm(r.id, '123456'), 422, 'transaction_otp_invalid', 10136);
       expectError(await confirm(r.id, '000000'), 422, 'transaction_otp_invalid', 10136);
@@ -207,7 +253,10 @@ describe('wallet request-to-pay', () => {
       const failed = await status(r.id);
       assert.equal(failed.status, 'failed');
       assert.equal(failed.remarks, 'EXPIRED');
-      assert.deepEqual((await chargeEvents(h, co, r.id)).map((e) => e.type), ['charge.created', 'charge.processing', 'charge.failed']);
+      assert.deepEqual(
+        (await chargeEvents(h, co, r.id)).map((e) => e.type),
+        ['charge.created', 'charge.processing', 'charge.failed'],
+      );
       expectError(await confirm(r.id, '123456'), 422, 'transaction_otp_expired', 10148);
       expectError(await confirm(r.id, '999999'), 422, 'transaction_otp_expired', 10148);
       // The job finds it settled; the other request is still within its 10 minutes.
@@ -253,7 +302,10 @@ describe('wallet request-to-pay', () => {
       const old = await status(first.id);
       assert.equal(old.status, 'failed');
       assert.equal(old.remarks, 'EXPIRED');
-      assert.deepEqual((await chargeEvents(h, co, first.id)).map((e) => e.type), ['charge.created', 'charge.processing', 'charge.failed']);
+      assert.deepEqual(
+        (await chargeEvents(h, co, first.id)).map((e) => e.type),
+        ['charge.created', 'charge.processing', 'charge.failed'],
+      );
     });
 
     test(`20 parallel requests for one wallet account: one open request, 19 × 10141 (${ENGINE})`, async () => {
@@ -299,7 +351,12 @@ describe('wallet request-to-pay', () => {
       assert.equal(r.status, 'processing');
       expectValidation(await confirm(r.id, '12345'), 'otp');
       expectValidation(await confirm(r.id, '1234567'), 'otp');
-      expectError(await co.req({ url: `/v1/request-to-pay/walletb/${r.id}/confirm`, body: { otp: '123456' }, idem: false }), 409, 'idempotency_error', 10003);
+      expectError(
+        await co.req({ url: `/v1/request-to-pay/walletb/${r.id}/confirm`, body: { otp: '123456' }, idem: false }),
+        409,
+        'idempotency_error',
+        10003,
+      );
       assert.equal((await status(r.id)).status, 'processing', 'refused requests change nothing');
       // A document of 7 and of 11 characters.
       const seven = await customerWithDocument(co, '7654321', 'CE');
@@ -312,10 +369,20 @@ describe('wallet request-to-pay', () => {
 
     test('confirm: 10140 for a walleta request or a card charge; scoping', async () => {
       await freshPayer();
-      const walleta = (await co.req({ url: '/v1/request-to-pay/walleta', body: { amount: 1000, customer_id: customer, phone: APPROVES, external_id: `b-${Date.now()}` } })).body;
+      const walleta = (
+        await co.req({
+          url: '/v1/request-to-pay/walleta',
+          body: { amount: 1000, customer_id: customer, phone: APPROVES, external_id: `b-${Date.now()}` },
+        })
+      ).body;
       expectError(await confirm(walleta.id, '123456'), 422, 'request_to_pay_not_available', 10140);
       assert.equal((await status(walleta.id)).status, 'processing');
-      expectError(await co.req({ url: `/v1/request-to-pay/walleta/${(await request()).body.id}/confirm`, body: {}, idem: false }), 422, 'request_to_pay_not_available', 10140);
+      expectError(
+        await co.req({ url: `/v1/request-to-pay/walleta/${(await request()).body.id}/confirm`, body: {}, idem: false }),
+        422,
+        'request_to_pay_not_available',
+        10140,
+      );
 
       await freshPayer();
       const r = (await request()).body;

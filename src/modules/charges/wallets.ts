@@ -1,8 +1,20 @@
 import type { Transaction } from 'kysely';
-import type { RequestContext } from '../../platform/context.ts';
+import type { RequestContext, ServiceScope } from '../../platform/context.ts';
+import type { WalletOutcome } from '../../rails/index.ts';
 import type { DB } from '../../platform/db/schema.ts';
 import { ApiError, validationError } from '../../platform/errors/api-error.ts';
-import { collectAmount, collectMetadata, createPayerCharge, fieldErrors, isOverdue, lockKey, scopeOfContext, settlePayerCharge } from './collect.ts';
+import {
+  collectAmount,
+  collectMetadata,
+  createPayerCharge,
+  fieldErrors,
+  isOverdue,
+  lockKey,
+  scopeOfContext,
+  settlePayerCharge,
+  settlePayerChargeIn,
+  type SettleOutcome,
+} from './collect.ts';
 import { chargeRail } from './rails.ts';
 import { WALLET_MINIMUM_PESOS, WALLETB_LIFETIME_MINUTES, type WalletaBody, type WalletbBody } from './collect-schemas.ts';
 import { EXPIRED_REMARKS, FINAL, OTP_INVALID_REMARKS } from './lifecycle.ts';
@@ -10,6 +22,8 @@ import { toChargeResponse, type ChargeRow } from './present.ts';
 import { loadCharge } from './queries.ts';
 import type { ChargeResponse } from './schemas.ts';
 import { applyChargeTransition } from './transition.ts';
+import { requestOrigin, runOutsideCall } from '../../platform/outside-call.ts';
+import { inTenant } from '../../platform/scope.ts';
 
 /**
  * Wallet request-to-pay (docs/charges.md "Wallet request-to-pay"). A request is a charge with
@@ -31,8 +45,7 @@ export async function createWalletaRequest(ctx: RequestContext, body: WalletaBod
   const customer = await ctx.db
     .selectFrom('customers')
     .select('id')
-    .where('company_id', '=', ctx.companyId)
-    .where('environment', '=', ctx.environment)
+    .$call(inTenant(ctx))
     .where('id', '=', customerId)
     .where('deleted_at', 'is', null)
     .executeTakeFirst();
@@ -57,8 +70,7 @@ export async function createWalletaRequest(ctx: RequestContext, body: WalletaBod
       const open = await trx
         .selectFrom('charges')
         .select('id')
-        .where('company_id', '=', ctx.companyId)
-        .where('environment', '=', ctx.environment)
+        .$call(inTenant(ctx))
         .where('payment_method_type', '=', 'walleta')
         .where('external_id', '=', body.external_id)
         .where('status', 'in', OPEN)
@@ -91,8 +103,7 @@ export async function createWalletbRequest(ctx: RequestContext, body: WalletbBod
   const customer = await ctx.db
     .selectFrom('customers')
     .select(['id', 'document_type', 'document_number'])
-    .where('company_id', '=', ctx.companyId)
-    .where('environment', '=', ctx.environment)
+    .$call(inTenant(ctx))
     .where('id', '=', customerId)
     .where('deleted_at', 'is', null)
     .executeTakeFirst();
@@ -101,7 +112,9 @@ export async function createWalletbRequest(ctx: RequestContext, body: WalletbBod
   if (Object.keys(errors).length) throw validationError(errors);
 
   if (!customer!.document_type || !customer!.document_number) {
-    throw new ApiError('customer_data_invalid', { message: 'The customer has no document on file; set document_type and document_number on the customer first.' });
+    throw new ApiError('customer_data_invalid', {
+      message: 'The customer has no document on file; set document_type and document_number on the customer first.',
+    });
   }
   if (customer!.document_type !== body.document_type || normalDocument(customer!.document_number) !== normalDocument(body.document)) {
     throw new ApiError('customer_data_invalid', { message: "The document or its type does not match the customer's." });
@@ -122,7 +135,9 @@ export async function createWalletbRequest(ctx: RequestContext, body: WalletbBod
     .orderBy('accounts.created_at')
     .executeTakeFirst();
   if (!account) {
-    throw new ApiError('customer_data_invalid', { message: 'The phone is not the number of an active wallet account (a CONFIRMATION bank: Nequi, Daviplata) of the customer.' });
+    throw new ApiError('customer_data_invalid', {
+      message: 'The phone is not the number of an active wallet account (a CONFIRMATION bank: Nequi, Daviplata) of the customer.',
+    });
   }
 
   return createPayerCharge(
@@ -146,8 +161,7 @@ export async function createWalletbRequest(ctx: RequestContext, body: WalletbBod
       const open = await trx
         .selectFrom('charges')
         .selectAll()
-        .where('company_id', '=', ctx.companyId)
-        .where('environment', '=', ctx.environment)
+        .$call(inTenant(ctx))
         .where('payment_method_type', '=', 'walletb')
         .where('account_id', '=', account.id)
         .where('status', 'in', OPEN)
@@ -172,7 +186,9 @@ async function expireIn(trx: Transaction<DB>, ctx: RequestContext, open: ChargeR
 async function loadRequest(ctx: RequestContext, id: string, method: 'walleta' | 'walletb'): Promise<ChargeRow> {
   const charge = await loadCharge(ctx, id);
   if (charge.payment_method_type !== method) {
-    throw new ApiError('request_to_pay_not_available', { message: `${id} is not a ${method} request (it is a ${charge.payment_method_type} charge).` });
+    throw new ApiError('request_to_pay_not_available', {
+      message: `${id} is not a ${method} request (it is a ${charge.payment_method_type} charge).`,
+    });
   }
   return charge;
 }
@@ -187,7 +203,12 @@ export async function confirmWalleta(ctx: RequestContext, id: string): Promise<C
   const charge = await loadRequest(ctx, id, 'walleta');
   if (FINAL.includes(charge.status)) return toChargeResponse(charge, ctx.deps.config.baseUrl);
   const outcome = await (await chargeRail(ctx.deps, ctx, 'walleta')).outcome({ reference: charge.id, amount: charge.amount, phone: charge.phone! });
-  const settled = await settlePayerCharge(ctx.deps, scopeOfContext(ctx), charge.id, outcome.status === 'otp_invalid' ? { status: 'declined', remarks: OTP_INVALID_REMARKS } : outcome);
+  const settled = await settlePayerCharge(
+    ctx.deps,
+    scopeOfContext(ctx),
+    charge.id,
+    outcome.status === 'otp_invalid' ? { status: 'declined', remarks: OTP_INVALID_REMARKS } : outcome,
+  );
   ctx.deps.jobs.wake();
   return toChargeResponse(settled.row, ctx.deps.config.baseUrl);
 }
@@ -195,17 +216,23 @@ export async function confirmWalleta(ctx: RequestContext, id: string): Promise<C
 /** Why a walletb request that is not open takes no OTP. */
 function notOpen(charge: ChargeRow): ApiError {
   if (charge.status === 'failed' && charge.remarks === OTP_INVALID_REMARKS) {
-    return new ApiError('transaction_otp_invalid', { message: 'A wrong OTP already failed this request; it takes no other OTP. Create a new request.' });
+    return new ApiError('transaction_otp_invalid', {
+      message: 'A wrong OTP already failed this request; it takes no other OTP. Create a new request.',
+    });
   }
   if (charge.status === 'failed' && charge.remarks === EXPIRED_REMARKS) {
-    return new ApiError('transaction_otp_expired', { message: `The request expired (${WALLETB_LIFETIME_MINUTES} minutes) and is failed. Create a new request.` });
+    return new ApiError('transaction_otp_expired', {
+      message: `The request expired (${WALLETB_LIFETIME_MINUTES} minutes) and is failed. Create a new request.`,
+    });
   }
-  return new ApiError('request_to_pay_not_available', { message: `The walletb request is ${charge.status}${charge.remarks ? ` (${charge.remarks})` : ''}; it takes no OTP.` });
+  return new ApiError('request_to_pay_not_available', {
+    message: `The walletb request is ${charge.status}${charge.remarks ? ` (${charge.remarks})` : ''}; it takes no OTP.`,
+  });
 }
 
 /**
  * POST /request-to-pay/walletb/{id}/confirm with the payer's OTP. After the checks that change
- * nothing, the request's transaction commits (commitEarly): what follows must stay even when the
+ * nothing, the request's transaction commits (the outside-call protocol): what follows must stay even when the
  * answer is an error. Past its 10 minutes: failed (EXPIRED) and 10148. A wrong OTP: failed
  * (OTP_INVALID, charge.failed) and 10136; it takes no other OTP. The right one: the wallet's answer
  * by phone, paid or failed (HTTP 200).
@@ -213,18 +240,32 @@ function notOpen(charge: ChargeRow): ApiError {
 export async function confirmWalletb(ctx: RequestContext, id: string, otp: string): Promise<ChargeResponse> {
   const charge = await loadRequest(ctx, id, 'walletb');
   if (FINAL.includes(charge.status)) throw notOpen(charge);
-  await ctx.commitEarly(charge.id);
-  const scope = scopeOfContext(ctx);
-  if (isOverdue(charge, ctx.deps.clock.now())) {
-    const settled = await settlePayerCharge(ctx.deps, scope, charge.id, { status: 'expired' });
-    ctx.deps.jobs.wake();
-    throw settled.applied ? new ApiError('transaction_otp_expired', { message: `The request expired (${WALLETB_LIFETIME_MINUTES} minutes); it is now failed.` }) : notOpen(settled.row);
-  }
-  const outcome = await (await chargeRail(ctx.deps, ctx, 'walletb')).outcome({ reference: charge.id, amount: charge.amount, phone: charge.phone!, otp });
-  const settled = await settlePayerCharge(ctx.deps, scope, charge.id, outcome.status === 'otp_invalid' ? { status: 'declined', remarks: OTP_INVALID_REMARKS } : outcome);
+  const rail = await chargeRail(ctx.deps, ctx, 'walletb');
+  const expiredError = () =>
+    new ApiError('transaction_otp_expired', { message: `The request expired (${WALLETB_LIFETIME_MINUTES} minutes); it is now failed.` });
+  // The outside-call protocol with nothing to record: the commit keeps what follows even when the
+  // answer is an error (the claim names the charge). Past its 10 minutes the wallet is not asked.
+  const { settled, outcome } = await runOutsideCall(requestOrigin(ctx), {
+    rail: 'walletb',
+    record: async () => ({ recorded: charge, resourceId: charge.id, safetyJobId: null }),
+    call: async (c): Promise<WalletOutcome | { status: 'expired' }> =>
+      isOverdue(c, ctx.deps.clock.now()) ? { status: 'expired' } : rail.outcome({ reference: c.id, amount: c.amount, phone: c.phone!, otp }),
+    settle: async (trx, c, answer) => {
+      const s: ServiceScope = { ...scopeOfContext(ctx), db: trx, deps: ctx.deps };
+      const settling: SettleOutcome = answer.status === 'otp_invalid' ? { status: 'declined', remarks: OTP_INVALID_REMARKS } : answer;
+      return { settled: await settlePayerChargeIn(trx, s, c.id, settling), outcome: answer };
+    },
+    // No answer from the wallet: the request stays open until it answers or expires.
+    unknown: (_c, error) => {
+      throw new ApiError('service_unavailable', { message: `The wallet did not answer (${(error as Error)?.message}); retry with the same OTP.` });
+    },
+    lost: () => new ApiError('service_unavailable', { message: 'The wallet answered but the outcome could not be saved; retry with the same OTP.' }),
+  });
   ctx.deps.jobs.wake();
+  if (outcome.status === 'expired') throw settled.applied ? expiredError() : notOpen(settled.row);
   if (!settled.applied) throw notOpen(settled.row);
-  if (settled.expired) throw new ApiError('transaction_otp_expired', { message: `The request expired (${WALLETB_LIFETIME_MINUTES} minutes); it is now failed.` });
-  if (outcome.status === 'otp_invalid') throw new ApiError('transaction_otp_invalid', { message: 'The OTP is wrong; the request is now failed and takes no other OTP.' });
+  if (settled.expired) throw expiredError();
+  if (outcome.status === 'otp_invalid')
+    throw new ApiError('transaction_otp_invalid', { message: 'The OTP is wrong; the request is now failed and takes no other OTP.' });
   return toChargeResponse(settled.row, ctx.deps.config.baseUrl);
 }

@@ -15,7 +15,10 @@ describe('connect links', () => {
   after(() => h.close());
 
   test('create, read, delete', async () => {
-    const res = await co.req({ url: '/v1/connect-links', body: { customer_id: customer.id, single_use: true, redirect_url: 'https://tienda.example.co/gracias' } });
+    const res = await co.req({
+      url: '/v1/connect-links',
+      body: { customer_id: customer.id, single_use: true, redirect_url: 'https://tienda.example.co/gracias' },
+    });
     assert.equal(res.status, 200, res.raw);
     const l = res.body;
     assert.match(l.id, /^cl_[0-9a-z]{26}$/);
@@ -38,7 +41,11 @@ describe('connect links', () => {
     assert.equal(del.raw, '');
     expectError(await co.req({ url: `/v1/connect-links/${l.id}` }), 404, 'record_not_found', 10002);
     expectError(await co.req({ method: 'DELETE', url: `/v1/connect-links/${l.id}` }), 404, 'record_not_found', 10002);
-    const row = await h.runtime.deps.database.db.selectFrom('connect_links').select(['status', 'deleted_at']).where('id', '=', l.id).executeTakeFirstOrThrow();
+    const row = await h.runtime.deps.database.db
+      .selectFrom('connect_links')
+      .select(['status', 'deleted_at'])
+      .where('id', '=', l.id)
+      .executeTakeFirstOrThrow();
     assert.equal(row.status, 'deleted');
     assert.ok(row.deleted_at);
   });
@@ -47,21 +54,47 @@ describe('connect links', () => {
     expectValidation(await co.req({ url: '/v1/connect-links', body: {} }), 'customer_id', 'single_use');
     expectValidation(await co.req({ url: '/v1/connect-links', body: { customer_id: customer.id, single_use: 'yes' } }), 'single_use');
     expectValidation(await co.req({ url: '/v1/connect-links', body: { customer_id: 'nope', single_use: true } }), 'customer_id');
-    expectValidation(await co.req({ url: '/v1/connect-links', body: { customer_id: '00000000-0000-4000-8000-000000000000', single_use: true } }), 'customer_id');
+    expectValidation(
+      await co.req({ url: '/v1/connect-links', body: { customer_id: '00000000-0000-4000-8000-000000000000', single_use: true } }),
+      'customer_id',
+    );
     const live = (await co.req({ url: '/v1/customers', env: 'live', body: { first_name: 'Live' } })).body;
     expectValidation(await co.req({ url: '/v1/connect-links', body: { customer_id: live.id, single_use: true } }), 'customer_id');
     const other = await h.company('Other SAS');
     const theirs = (await other.req({ url: '/v1/customers', body: { first_name: 'Theirs' } })).body;
     expectValidation(await co.req({ url: '/v1/connect-links', body: { customer_id: theirs.id, single_use: true } }), 'customer_id');
-    expectValidation(await co.req({ url: '/v1/connect-links', body: { customer_id: customer.id, single_use: true, redirect_url: 'http://tienda.example.co' } }), 'redirect_url');
-    expectValidation(await co.req({ url: '/v1/connect-links', body: { customer_id: customer.id, single_use: true, redirect_url: 'not a url' } }), 'redirect_url');
+    expectValidation(
+      await co.req({ url: '/v1/connect-links', body: { customer_id: customer.id, single_use: true, redirect_url: 'http://tienda.example.co' } }),
+      'redirect_url',
+    );
+    expectValidation(
+      await co.req({ url: '/v1/connect-links', body: { customer_id: customer.id, single_use: true, redirect_url: 'not a url' } }),
+      'redirect_url',
+    );
     const long = `https://tienda.example.co/${'a'.repeat(256 - 'https://tienda.example.co/'.length)}`;
     assert.equal(long.length, 256);
-    expectValidation(await co.req({ url: '/v1/connect-links', body: { customer_id: customer.id, single_use: true, redirect_url: long } }), 'redirect_url');
+    expectValidation(
+      await co.req({ url: '/v1/connect-links', body: { customer_id: customer.id, single_use: true, redirect_url: long } }),
+      'redirect_url',
+    );
     const max = long.slice(0, 255);
-    assert.equal((await co.req({ url: '/v1/connect-links', body: { customer_id: customer.id, single_use: true, redirect_url: max } })).status, 200, '255 characters is fine');
-    expectError(await co.req({ url: '/v1/connect-links', body: { customer_id: customer.id, single_use: true }, idem: false }), 409, 'idempotency_error', 10003);
-    expectError(await co.req({ url: '/v1/connect-links', body: { customer_id: customer.id, single_use: true }, key: null }), 401, 'unauthenticated', 10000);
+    assert.equal(
+      (await co.req({ url: '/v1/connect-links', body: { customer_id: customer.id, single_use: true, redirect_url: max } })).status,
+      200,
+      '255 characters is fine',
+    );
+    expectError(
+      await co.req({ url: '/v1/connect-links', body: { customer_id: customer.id, single_use: true }, idem: false }),
+      409,
+      'idempotency_error',
+      10003,
+    );
+    expectError(
+      await co.req({ url: '/v1/connect-links', body: { customer_id: customer.id, single_use: true }, key: null }),
+      401,
+      'unauthenticated',
+      10000,
+    );
   });
 
   test('idempotent replay returns the same link', async () => {

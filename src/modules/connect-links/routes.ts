@@ -27,7 +27,12 @@ export function connectLinkRoutes(app: FastifyInstance): void {
   });
 
   r.delete('/connect-links/:id', {
-    schema: { tags, summary: 'Delete a connect link', params: idParams, response: { 204: z.null().describe('No content'), ...errorResponses(401, 404) } },
+    schema: {
+      tags,
+      summary: 'Delete a connect link',
+      params: idParams,
+      response: { 204: z.null().describe('No content'), ...errorResponses(401, 404) },
+    },
     handler: async (req, reply) => {
       await deleteConnectLink(req.ctx, req.params.id);
       return reply.code(204).send(null);

@@ -3,10 +3,22 @@ import type { RequestContext } from '../../platform/context.ts';
 import type { ConnectLinksTable } from '../../platform/db/schema.ts';
 import { validationError } from '../../platform/errors/api-error.ts';
 import { prefixedId, randomToken } from '../../platform/ids.ts';
-import { assertInScope, iso } from '../../platform/scope.ts';
+import { assertInScope, inTenant, iso, inCompany } from '../../platform/scope.ts';
+import { inTransaction } from '../../platform/db/database.ts';
+import { applyTransition, insertWithTransition, StateMachine } from '../../platform/state-machine.ts';
 import type { ConnectLinkResponse, CreateConnectLinkBody } from './schemas.ts';
 
 type ConnectLinkRow = Selectable<ConnectLinksTable>;
+type ConnectLinkStatus = ConnectLinksTable['status'];
+type ConnectLinkAction = 'create' | 'use' | 'delete';
+
+/** A connect link's lifecycle (docs/accounts.md "Connect links"); it emits no events. */
+export const CONNECT_LINK_MACHINE = new StateMachine<ConnectLinkStatus, ConnectLinkAction>('connect_link', [
+  { from: null, action: 'create', to: 'active', events: [] },
+  // A single-use link is spent by the account it connected.
+  { from: ['active'], action: 'use', to: 'used', events: [] },
+  { from: ['active', 'used'], action: 'delete', to: 'deleted', events: [] },
+]);
 
 /** Where the payer-facing connect page is served; the token is the only secret in the URL. */
 export function connectUrl(baseUrl: string, token: string): string {
@@ -31,35 +43,33 @@ export async function createConnectLink(ctx: RequestContext, body: CreateConnect
   const customer = await ctx.db
     .selectFrom('customers')
     .select('id')
-    .where('company_id', '=', ctx.companyId)
-    .where('environment', '=', ctx.environment)
+    .$call(inTenant(ctx))
     .where('id', '=', customerId)
     .where('deleted_at', 'is', null)
     .executeTakeFirst();
   if (!customer) throw validationError({ customer_id: ['no such customer in this environment'] });
   const now = ctx.deps.clock.now();
-  const row = await ctx.db
-    .insertInto('connect_links')
-    .values({
-      company_id: ctx.companyId,
-      environment: ctx.environment,
-      id: prefixedId('cl', now.getTime()),
-      customer_id: customerId,
-      single_use: body.single_use,
-      redirect_url: body.redirect_url ?? null,
-      token: randomToken(32),
-      status: 'active',
-      created_at: now,
-      deleted_at: null,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const row = await inTransaction(ctx.db, (trx) =>
+    insertWithTransition<ConnectLinkRow>(trx, ctx, CONNECT_LINK_MACHINE, {
+      table: 'connect_links',
+      action: 'create',
+      values: {
+        id: prefixedId('cl', now.getTime()),
+        customer_id: customerId,
+        single_use: body.single_use,
+        redirect_url: body.redirect_url ?? null,
+        token: randomToken(32),
+        created_at: now,
+        deleted_at: null,
+      },
+    }),
+  );
   return toConnectLinkResponse(row, ctx.deps.config.baseUrl);
 }
 
 async function loadConnectLink(ctx: RequestContext, id: string): Promise<ConnectLinkRow> {
   // Ids are opaque: anything that is not one of ours simply finds nothing (404 record_not_found).
-  const row = await ctx.db.selectFrom('connect_links').selectAll().where('company_id', '=', ctx.companyId).where('id', '=', id).executeTakeFirst();
+  const row = await ctx.db.selectFrom('connect_links').selectAll().$call(inCompany(ctx)).where('id', '=', id).executeTakeFirst();
   return assertInScope(row, ctx);
 }
 
@@ -69,11 +79,15 @@ export async function getConnectLink(ctx: RequestContext, id: string): Promise<C
 
 export async function deleteConnectLink(ctx: RequestContext, id: string): Promise<void> {
   const row = await loadConnectLink(ctx, id);
-  await ctx.db
-    .updateTable('connect_links')
-    .set({ status: 'deleted', deleted_at: ctx.deps.clock.now() })
-    .where('company_id', '=', ctx.companyId)
-    .where('environment', '=', ctx.environment)
-    .where('id', '=', row.id)
-    .execute();
+  const now = ctx.deps.clock.now();
+  await inTransaction(ctx.db, (trx) =>
+    applyTransition(trx, ctx, CONNECT_LINK_MACHINE, {
+      table: 'connect_links',
+      row,
+      action: 'delete',
+      now,
+      touch: false,
+      set: () => ({ deleted_at: now }),
+    }),
+  );
 }

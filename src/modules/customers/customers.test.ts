@@ -56,11 +56,22 @@ describe('customers', () => {
   test('company customers take a NIT with its check digit', async () => {
     const ok = await co.req({
       url: '/v1/customers',
-      body: { type: 'company', first_name: 'Acme SAS', document_type: 'NIT', document_number: '900123456', document_verification: '8', fiscal_responsibilities: ['O-13'], tax_regime: '48' },
+      body: {
+        type: 'company',
+        first_name: 'Acme SAS',
+        document_type: 'NIT',
+        document_number: '900123456',
+        document_verification: '8',
+        fiscal_responsibilities: ['O-13'],
+        tax_regime: '48',
+      },
     });
     assert.equal(ok.status, 200, ok.raw);
     assert.equal(ok.body.type, 'company');
-    const wrongDigit = await co.req({ url: '/v1/customers', body: { first_name: 'Acme', document_type: 'NIT', document_number: '900123456', document_verification: '3' } });
+    const wrongDigit = await co.req({
+      url: '/v1/customers',
+      body: { first_name: 'Acme', document_type: 'NIT', document_number: '900123456', document_verification: '3' },
+    });
     expectValidation(wrongDigit, 'document_verification');
   });
 
@@ -81,7 +92,15 @@ describe('customers', () => {
   test('null means absent and metadata is normalised', async () => {
     const res = await co.req({
       url: '/v1/customers',
-      body: { first_name: 'Luis', last_name: null, email: null, metadata: [{ key: 'crm', value: 42 }, { key: 'vip', value: true }] },
+      body: {
+        first_name: 'Luis',
+        last_name: null,
+        email: null,
+        metadata: [
+          { key: 'crm', value: 42 },
+          { key: 'vip', value: true },
+        ],
+      },
     });
     assert.equal(res.status, 200, res.raw);
     assert.equal(res.body.last_name, null);
@@ -99,7 +118,10 @@ describe('customers', () => {
     }
     const page = await other.req({ url: '/v1/customers?per_page=2&page=2&sort=created_at' });
     assert.equal(page.status, 200, page.raw);
-    assert.deepEqual(page.body.data.map((c: { first_name: string }) => c.first_name), ['P2', 'P3']);
+    assert.deepEqual(
+      page.body.data.map((c: { first_name: string }) => c.first_name),
+      ['P2', 'P3'],
+    );
     assert.equal(page.body.total, 5);
     assert.equal(page.body.last_page, 3);
     assert.equal(page.body.from, 3);
@@ -112,7 +134,10 @@ describe('customers', () => {
     const desc = await other.req({ url: '/v1/customers?sort=-created_at&per_page=1' });
     assert.equal(desc.body.data[0].first_name, 'P4');
     const byPhone = await other.req({ url: '/v1/customers?filter[phone]=%2B573000000001' });
-    assert.deepEqual(byPhone.body.data.map((c: { first_name: string }) => c.first_name), ['P1']);
+    assert.deepEqual(
+      byPhone.body.data.map((c: { first_name: string }) => c.first_name),
+      ['P1'],
+    );
     expectError(await other.req({ url: '/v1/customers?filter[name]=x' }), 400);
     expectError(await other.req({ url: '/v1/customers?sort=name' }), 400);
     expectValidation(await other.req({ url: '/v1/customers?per_page=101' }), 'per_page');
@@ -146,6 +171,10 @@ describe('customers', () => {
     }
     expectError(await co.req({ url: '/v1/customers/not-a-uuid' }), 404, 'record_not_found', 10002);
     const live = await co.req({ url: '/v1/customers', env: 'live' });
-    assert.equal(live.body.data.some((x: { id: string }) => x.id === c.id), false, 'test data never shows in live lists');
+    assert.equal(
+      live.body.data.some((x: { id: string }) => x.id === c.id),
+      false,
+      'test data never shows in live lists',
+    );
   });
 });

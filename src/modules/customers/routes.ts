@@ -13,12 +13,22 @@ export function customerRoutes(app: FastifyInstance): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
 
   r.post('/customers', {
-    schema: { tags, summary: 'Create a customer', body: createCustomerBody, response: { 200: customerResponse, ...errorResponses(401, 404, 409, 422) } },
+    schema: {
+      tags,
+      summary: 'Create a customer',
+      body: createCustomerBody,
+      response: { 200: customerResponse, ...errorResponses(401, 404, 409, 422) },
+    },
     handler: async (req) => createCustomer(req.ctx, req.body),
   });
 
   r.get('/customers', {
-    schema: { tags, summary: 'List customers', querystring: listQuerySchema(customerList), response: { 200: listEnvelopeSchema(customerResponse), ...errorResponses(400, 401, 404, 422) } },
+    schema: {
+      tags,
+      summary: 'List customers',
+      querystring: listQuerySchema(customerList),
+      response: { 200: listEnvelopeSchema(customerResponse), ...errorResponses(400, 401, 404, 422) },
+    },
     handler: async (req) => listCustomers(req.ctx, req.query, listPath(req)),
   });
 
@@ -28,7 +38,13 @@ export function customerRoutes(app: FastifyInstance): void {
   });
 
   r.put('/customers/:id', {
-    schema: { tags, summary: 'Update a customer (unsent fields keep their value)', params: idParams, body: updateCustomerBody, response: { 200: customerResponse, ...errorResponses(401, 404, 422) } },
+    schema: {
+      tags,
+      summary: 'Update a customer (unsent fields keep their value)',
+      params: idParams,
+      body: updateCustomerBody,
+      response: { 200: customerResponse, ...errorResponses(401, 404, 422) },
+    },
     handler: async (req) => updateCustomer(req.ctx, req.params.id, req.body),
   });
 
@@ -44,11 +60,30 @@ export function customerRoutes(app: FastifyInstance): void {
   // (the customer's cards: src/modules/cards/routes.ts).
   for (const related of ['issuing-cards'] as const) {
     r.get(`/customers/:id/${related}`, {
-      schema: { tags, summary: `List the customer's ${related}`, params: idParams, querystring: listQuerySchema({ filters: [], sorts: [] }), response: { 200: listEnvelopeSchema(z.object({ id: z.string() })), ...errorResponses(401, 404) } },
+      schema: {
+        tags,
+        summary: `List the customer's ${related}`,
+        params: idParams,
+        querystring: listQuerySchema({ filters: [], sorts: [] }),
+        response: { 200: listEnvelopeSchema(z.object({ id: z.string() })), ...errorResponses(401, 404) },
+      },
       handler: async (req) => {
         await loadCustomer(req.ctx, req.params.id);
         const path = listPath(req);
-        return { data: [], current_page: 1, first_page_url: `${path}?page=1`, from: null, last_page: 1, last_page_url: `${path}?page=1`, next_page_url: null, path, per_page: 20, prev_page_url: null, to: null, total: 0 };
+        return {
+          data: [],
+          current_page: 1,
+          first_page_url: `${path}?page=1`,
+          from: null,
+          last_page: 1,
+          last_page_url: `${path}?page=1`,
+          next_page_url: null,
+          path,
+          per_page: 20,
+          prev_page_url: null,
+          to: null,
+          total: 0,
+        };
       },
     });
   }

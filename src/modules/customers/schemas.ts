@@ -6,7 +6,10 @@ export const DOCUMENT_TYPES = ['CC', 'CE', 'PASSPORT', 'NIT'] as const;
 
 const address = z.object({
   line: text(1, 255).nullish(),
-  city_code: z.string().regex(/^\d{5}$/, 'must be a 5-digit DIVIPOLA municipality code').describe('DIVIPOLA municipality code, e.g. 11001 (Bogotá)'),
+  city_code: z
+    .string()
+    .regex(/^\d{5}$/, 'must be a 5-digit DIVIPOLA municipality code')
+    .describe('DIVIPOLA municipality code, e.g. 11001 (Bogotá)'),
 });
 
 const fields = {
@@ -17,7 +20,10 @@ const fields = {
   email: email.nullish(),
   phone: phoneE164.nullish(),
   document_type: z.enum(DOCUMENT_TYPES).nullish(),
-  document_number: z.string().regex(/^[A-Za-z0-9-]{3,20}$/, 'must be 3 to 20 letters, digits or dashes').nullish(),
+  document_number: z
+    .string()
+    .regex(/^[A-Za-z0-9-]{3,20}$/, 'must be 3 to 20 letters, digits or dashes')
+    .nullish(),
   document_verification: z.string().regex(/^\d$/, 'must be one digit').nullish().describe('NIT check digit'),
   address: address.nullish(),
   fiscal_responsibilities: z.array(z.string().max(20)).max(20).nullish().describe('DIAN codes such as R-99-PN, O-13'),

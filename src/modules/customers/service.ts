@@ -6,7 +6,7 @@ import { validationError } from '../../platform/errors/api-error.ts';
 import { uuidv7 } from '../../platform/ids.ts';
 import { paginate, parseListQuery, type ListSpec } from '../../platform/lists/lists.ts';
 import { normalizeMetadata } from '../../platform/validation.ts';
-import { assertInScope, iso, requireUuid } from '../../platform/scope.ts';
+import { assertInScope, iso, requireUuid, inTenant, inCompany } from '../../platform/scope.ts';
 import type { CreateCustomerBody, CustomerResponse, UpdateCustomerBody } from './schemas.ts';
 import { customerRuleErrors, type CustomerShape } from './validate.ts';
 
@@ -53,8 +53,7 @@ async function checkRelated(ctx: RequestContext, relatedTo: string | null | unde
   const row = await ctx.db
     .selectFrom('customers')
     .select('id')
-    .where('company_id', '=', ctx.companyId)
-    .where('environment', '=', ctx.environment)
+    .$call(inTenant(ctx))
     .where('id', '=', relatedTo.toLowerCase())
     .where('deleted_at', 'is', null)
     .executeTakeFirst();
@@ -110,12 +109,7 @@ export async function createCustomer(ctx: RequestContext, body: CreateCustomerBo
 
 /** Loads a live customer of the caller's company, with SPEC.md's 404 rules. */
 export async function loadCustomer(ctx: RequestContext, id: string): Promise<CustomerRow> {
-  const row = await ctx.db
-    .selectFrom('customers')
-    .selectAll()
-    .where('company_id', '=', ctx.companyId)
-    .where('id', '=', requireUuid(id))
-    .executeTakeFirst();
+  const row = await ctx.db.selectFrom('customers').selectAll().$call(inCompany(ctx)).where('id', '=', requireUuid(id)).executeTakeFirst();
   return assertInScope(row, ctx);
 }
 
@@ -125,12 +119,7 @@ export async function getCustomer(ctx: RequestContext, id: string): Promise<Cust
 
 export async function listCustomers(ctx: RequestContext, query: Record<string, unknown>, path: string) {
   const list = parseListQuery(customerList, query);
-  let q = ctx.db
-    .selectFrom('customers')
-    .selectAll()
-    .where('company_id', '=', ctx.companyId)
-    .where('environment', '=', ctx.environment)
-    .where('deleted_at', 'is', null);
+  let q = ctx.db.selectFrom('customers').selectAll().$call(inTenant(ctx)).where('deleted_at', 'is', null);
   const f = list.filters;
   if (f.id !== undefined) q = q.where('id', '=', /^[0-9a-f-]{36}$/i.test(f.id) ? f.id.toLowerCase() : '00000000-0000-0000-0000-000000000000');
   if (f.email !== undefined) q = q.where('email', '=', f.email.toLowerCase());
@@ -143,7 +132,7 @@ export async function updateCustomer(ctx: RequestContext, id: string, body: Upda
   return inTransaction(ctx.db, async (trx) => {
     const scoped = { ...ctx, db: trx };
     const current = await loadCustomer(scoped, id);
-    await trx.selectFrom('customers').select('id').where('company_id', '=', ctx.companyId).where('id', '=', current.id).forUpdate().execute();
+    await trx.selectFrom('customers').select('id').$call(inCompany(ctx)).where('id', '=', current.id).forUpdate().execute();
     const pick = <K extends keyof UpdateCustomerBody>(key: K, fallback: unknown) => (body[key] === undefined ? fallback : body[key]);
     const shape: CustomerShape = {
       type: body.type || body.user_type ? inferType(body) : current.type,
@@ -164,8 +153,10 @@ export async function updateCustomer(ctx: RequestContext, id: string, body: Upda
     }
     if (body.email !== undefined) set.email = body.email?.toLowerCase() ?? null;
     if (body.related_to !== undefined) set.related_to = body.related_to?.toLowerCase() ?? null;
-    if (body.address !== undefined) set.address = body.address ? JSON.stringify({ line: body.address.line ?? null, city_code: body.address.city_code }) : null;
-    if (body.fiscal_responsibilities !== undefined) set.fiscal_responsibilities = body.fiscal_responsibilities ? JSON.stringify(body.fiscal_responsibilities) : null;
+    if (body.address !== undefined)
+      set.address = body.address ? JSON.stringify({ line: body.address.line ?? null, city_code: body.address.city_code }) : null;
+    if (body.fiscal_responsibilities !== undefined)
+      set.fiscal_responsibilities = body.fiscal_responsibilities ? JSON.stringify(body.fiscal_responsibilities) : null;
     if (body.metadata !== undefined) {
       const m = normalizeMetadata(body.metadata);
       set.metadata = m ? JSON.stringify(m) : null;
@@ -173,8 +164,7 @@ export async function updateCustomer(ctx: RequestContext, id: string, body: Upda
     const row = await trx
       .updateTable('customers')
       .set(set)
-      .where('company_id', '=', ctx.companyId)
-      .where('environment', '=', ctx.environment)
+      .$call(inTenant(ctx))
       .where('id', '=', current.id)
       .returningAll()
       .executeTakeFirstOrThrow();
@@ -184,11 +174,5 @@ export async function updateCustomer(ctx: RequestContext, id: string, body: Upda
 
 export async function deleteCustomer(ctx: RequestContext, id: string): Promise<void> {
   const current = await loadCustomer(ctx, id);
-  await ctx.db
-    .updateTable('customers')
-    .set({ deleted_at: ctx.deps.clock.now() })
-    .where('company_id', '=', ctx.companyId)
-    .where('environment', '=', ctx.environment)
-    .where('id', '=', current.id)
-    .execute();
+  await ctx.db.updateTable('customers').set({ deleted_at: ctx.deps.clock.now() }).$call(inTenant(ctx)).where('id', '=', current.id).execute();
 }

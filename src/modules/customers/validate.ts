@@ -2,21 +2,11 @@ import municipalities from '../../data/municipalities.json' with { type: 'json' 
 import responsibilities from '../../data/fiscal-responsibilities.json' with { type: 'json' };
 import regimes from '../../data/tax-regimes.json' with { type: 'json' };
 import type { FieldErrors } from '../../platform/errors/api-error.ts';
+import { nitCheckDigit } from '../../documents/dian/nit.ts';
 
 const CITY_CODES = new Set(Object.keys(municipalities));
 const RESPONSIBILITY_CODES = new Set(Object.keys(responsibilities));
 const REGIME_CODES = new Set(Object.keys(regimes));
-const NIT_WEIGHTS = [3, 7, 13, 17, 19, 23, 29, 37, 41, 43, 47, 53, 59, 67, 71];
-
-/** DIAN's check digit for a NIT (modulo 11 with DIAN's prime weights, from the rightmost digit). */
-export function nitCheckDigit(nit: string): number {
-  const digits = nit.replace(/\D/g, '');
-  let sum = 0;
-  for (let i = 0; i < digits.length; i++) sum += Number(digits[digits.length - 1 - i]) * NIT_WEIGHTS[i];
-  const r = sum % 11;
-  return r >= 2 ? 11 - r : r;
-}
-
 export interface CustomerShape {
   type: 'natural' | 'company';
   document_type: string | null;

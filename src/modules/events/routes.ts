@@ -18,7 +18,12 @@ const eventResponse = z.object({
 export function eventRoutes(app: FastifyInstance): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   r.get('/events', {
-    schema: { tags, summary: 'List events (the webhook delivery bodies); filter[created_at][gte|gt|lte|lt] for ranges', querystring: listQuerySchema(eventList), response: { 200: listEnvelopeSchema(eventResponse), ...errorResponses(400, 401, 404, 422) } },
+    schema: {
+      tags,
+      summary: 'List events (the webhook delivery bodies); filter[created_at][gte|gt|lte|lt] for ranges',
+      querystring: listQuerySchema(eventList),
+      response: { 200: listEnvelopeSchema(eventResponse), ...errorResponses(400, 401, 404, 422) },
+    },
     handler: async (req) => listEvents(req.ctx, req.query, listPath(req)),
   });
   r.get('/events/:id', {

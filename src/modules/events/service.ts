@@ -10,6 +10,7 @@ export const eventList: ListSpec<'type' | 'created_at' | 'id', 'created_at'> = {
 
 /** The API shape of an event is exactly its delivery body. */
 import type { OutboxEvent } from '../../platform/outbox/outbox.ts';
+import { inTenant, inCompany } from '../../platform/scope.ts';
 
 function toEvent(row: { payload: string }): OutboxEvent {
   return JSON.parse(row.payload) as OutboxEvent;
@@ -17,7 +18,7 @@ function toEvent(row: { payload: string }): OutboxEvent {
 
 export async function listEvents(ctx: RequestContext, query: Record<string, unknown>, path: string) {
   const list = parseListQuery(eventList, query);
-  let q = ctx.db.selectFrom('events').select(['id', 'payload', 'created_at']).where('company_id', '=', ctx.companyId).where('environment', '=', ctx.environment);
+  let q = ctx.db.selectFrom('events').select(['id', 'payload', 'created_at']).$call(inTenant(ctx));
   if (list.filters.id !== undefined) q = q.where('id', '=', list.filters.id);
   if (list.filters.type !== undefined) q = q.where('type', '=', list.filters.type);
   if (list.filters.created_at !== undefined) {
@@ -32,7 +33,7 @@ export async function listEvents(ctx: RequestContext, query: Record<string, unkn
 }
 
 export async function getEvent(ctx: RequestContext, id: string) {
-  const row = await ctx.db.selectFrom('events').select(['payload', 'environment']).where('company_id', '=', ctx.companyId).where('id', '=', id).executeTakeFirst();
+  const row = await ctx.db.selectFrom('events').select(['payload', 'environment']).$call(inCompany(ctx)).where('id', '=', id).executeTakeFirst();
   if (!row) throw new ApiError('record_not_found');
   if (row.environment !== ctx.environment) throw new ApiError('environment_key_mismatch');
   return toEvent(row);

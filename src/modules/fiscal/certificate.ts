@@ -1,4 +1,4 @@
-import { loadSigningKey } from '../invoices/dian/certificate.ts';
+import { loadSigningKey } from '../../documents/dian/certificate.ts';
 import type { CertificateSummary } from './tables.ts';
 
 /**

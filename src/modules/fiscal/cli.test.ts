@@ -6,8 +6,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ENGINE } from '../../../test/harness.ts';
-import { makeTestPkcs12 } from './test-support.ts';
-import { FakeDianServer } from '../invoices/dian/fake-dian-server.ts';
+import { makeTestPkcs12 } from '../../../test/support/fiscal.ts';
+import { FakeDianServer } from '../../../test/fakes/dian-server.ts';
+import { freePort } from '../../../test/fault-harness.ts';
 
 /**
  * `recaudo fiscal-profile set|show` against the real start command: through the control socket
@@ -15,7 +16,7 @@ import { FakeDianServer } from '../invoices/dian/fake-dian-server.ts';
  * in profile.test.ts, also through the operator functions the CLI calls.
  */
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'recaudo-fiscal-cli-'));
-const port = 36000 + (process.pid % 1000);
+const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
 const env: NodeJS.ProcessEnv = {
   ...process.env,
@@ -78,10 +79,37 @@ describe('recaudo fiscal-profile', () => {
     const id = created.company.id;
     companyId = id;
     const set = cli(
-      'fiscal-profile', 'set', '--company', id, '--env', 'live', '--json',
-      '--nit', '800197268', '--dv', '4', '--legal-name', 'Fiscal CLI SAS', '--address', 'Calle 10 # 43-20', '--city-code', '05001',
-      '--email', 'facturas@cli.co', '--responsibilities', 'O-13,O-15', '--tax-regime', '48', '--software-id', 'sw-123', '--software-pin', '55555',
-      '--certificate', p12File, '--certificate-password', 'clave',
+      'fiscal-profile',
+      'set',
+      '--company',
+      id,
+      '--env',
+      'live',
+      '--json',
+      '--nit',
+      '800197268',
+      '--dv',
+      '4',
+      '--legal-name',
+      'Fiscal CLI SAS',
+      '--address',
+      'Calle 10 # 43-20',
+      '--city-code',
+      '05001',
+      '--email',
+      'facturas@cli.co',
+      '--responsibilities',
+      'O-13,O-15',
+      '--tax-regime',
+      '48',
+      '--software-id',
+      'sw-123',
+      '--software-pin',
+      '55555',
+      '--certificate',
+      p12File,
+      '--certificate-password',
+      'clave',
     );
     assert.equal(set.code, 0, set.stderr);
     const out = JSON.parse(set.stdout);
@@ -106,22 +134,55 @@ describe('recaudo fiscal-profile', () => {
 
   test('fiscal import-ranges through the server: progress on stderr, JSON summary on stdout, idempotency in live-dian.test.ts', async () => {
     const fake = new FakeDianServer({
-      ranges: [{ resolutionNumber: '18760000001', resolutionDate: '2019-01-19', prefix: 'SETP', fromNumber: '990000000', toNumber: '995000000', validDateFrom: '2019-01-19', validDateTo: '2099-01-19', technicalKey: 'fc8eac422eba16e22ffd8c6f94b3f40a' }],
+      ranges: [
+        {
+          resolutionNumber: '18760000001',
+          resolutionDate: '2019-01-19',
+          prefix: 'SETP',
+          fromNumber: '990000000',
+          toNumber: '995000000',
+          validDateFrom: '2019-01-19',
+          validDateTo: '2099-01-19',
+          technicalKey: 'fc8eac422eba16e22ffd8c6f94b3f40a',
+        },
+      ],
     });
     await fake.start();
     try {
       // The first test's company (one CLI start less: this file runs under a 120 s budget).
       const id = companyId;
       assert.ok(id, 'the previous test created the company');
-      const set = cli('fiscal-profile', 'set', '--company', id, '--env', 'live', '--json', '--software-id', 'sw-123', '--dian-endpoint', fake.url, '--dian-mode', 'async', '--dian-timeout-ms', '5000');
+      const set = cli(
+        'fiscal-profile',
+        'set',
+        '--company',
+        id,
+        '--env',
+        'live',
+        '--json',
+        '--software-id',
+        'sw-123',
+        '--dian-endpoint',
+        fake.url,
+        '--dian-mode',
+        'async',
+        '--dian-timeout-ms',
+        '5000',
+      );
       assert.equal(set.code, 0, set.stderr);
       assert.deepEqual(JSON.parse(set.stdout).profile.dian, { endpoint: fake.url, mode: 'async', test_set_id: null, timeout_ms: 5000 });
       const first = await cliAsync('fiscal', 'import-ranges', '--company', id, '--env', 'live', '--account-code-t', '900373076', '--json');
       assert.equal(first.code, 0, first.stderr);
       assert.match(first.stderr, /DIAN returned 1 range/);
       const out = JSON.parse(first.stdout);
-      assert.deepEqual(out.created.map((r: any) => [r.number, r.prefix, r.status, r.technical_key]), [['18760000001', 'SETP', 'draft', 'fc8eac422eba16e22ffd8c6f94b3f40a']]);
-      assert.deepEqual([fake.calls[0].params.accountCode, fake.calls[0].params.accountCodeT, fake.calls[0].params.softwareCode], ['800197268', '900373076', 'sw-123']);
+      assert.deepEqual(
+        out.created.map((r: any) => [r.number, r.prefix, r.status, r.technical_key]),
+        [['18760000001', 'SETP', 'draft', 'fc8eac422eba16e22ffd8c6f94b3f40a']],
+      );
+      assert.deepEqual(
+        [fake.calls[0].params.accountCode, fake.calls[0].params.accountCodeT, fake.calls[0].params.softwareCode],
+        ['800197268', '900373076', 'sw-123'],
+      );
       assert.equal(fake.refused.length, 0, fake.refused.join('\n'));
     } finally {
       await fake.stop();

@@ -2,14 +2,16 @@ import type { Clock } from '../../platform/clock.ts';
 import { inTransaction, type Executor } from '../../platform/db/database.ts';
 import type { Environment } from '../../platform/db/schema.ts';
 import { OperatorInputError } from '../companies/service.ts';
-import { dianClientFor } from '../invoices/dian/dian-authority.ts';
-import { fetchNumberingRanges, NumberingRangeError, type ImportedRange } from '../invoices/dian/import-ranges.ts';
-import { DianConfigError, dianConfigFromProfile } from '../invoices/dian/live-authority.ts';
-import { DianCallError } from '../invoices/dian/soap-client.ts';
+import { dianClientFor } from '../../rails/tax-authority/dian-authority.ts';
+import { fetchNumberingRanges, NumberingRangeError, type ImportedRange } from '../../rails/tax-authority/import-ranges.ts';
+import { DianConfigError } from '../../rails/tax-authority/live.ts';
+import { dianConfigFromProfile } from './dian-config.ts';
+import { DianCallError } from '../../rails/tax-authority/soap-client.ts';
 import { bogotaDate, isCalendarDate } from './dates.ts';
 import { scopeOf } from './operator.ts';
 import { ensureDefaultResolutions, toResolutionResponse, type ResolutionResponse } from './resolutions.ts';
 import { insertDraftResolution } from './service.ts';
+import { inTenant } from '../../platform/scope.ts';
 
 /**
  * `recaudo fiscal import-ranges` (docs/dian-webservice.md "Importing numbering ranges"): reads the
@@ -52,7 +54,8 @@ const NIT = /^\d{5,15}$/;
 function invalidReason(r: ImportedRange): string | null {
   if (!/^[A-Z0-9]{0,4}$/.test(r.prefix)) return `prefix "${r.prefix}" is not 0 to 4 upper-case letters or digits`;
   if (!/^[0-9A-Za-z-]{1,50}$/.test(r.number)) return `resolution number "${r.number}" is not 1 to 50 letters, digits or dashes`;
-  if (!isCalendarDate(r.validFrom) || !isCalendarDate(r.validUntil) || r.validFrom > r.validUntil) return `validity ${r.validFrom}..${r.validUntil} is not a date range`;
+  if (!isCalendarDate(r.validFrom) || !isCalendarDate(r.validUntil) || r.validFrom > r.validUntil)
+    return `validity ${r.validFrom}..${r.validUntil} is not a date range`;
   if (!/^[0-9A-Za-z]{1,200}$/.test(r.technicalKey)) return 'the technical key is missing or malformed';
   if (r.from < 1 || r.to > 999_999_999_999) return `folios ${r.from}-${r.to} are out of range`;
   return null;
@@ -72,15 +75,18 @@ export async function importRanges(
   const scope = await scopeOf(db, input);
   for (const flag of ['account_code', 'account_code_t'] as const) {
     const v = input[flag];
-    if (v !== undefined && !NIT.test(v)) throw new OperatorInputError(`--${flag.replace(/_/g, '-')} must be a NIT (5 to 15 digits, without the check digit)`);
+    if (v !== undefined && !NIT.test(v))
+      throw new OperatorInputError(`--${flag.replace(/_/g, '-')} must be a NIT (5 to 15 digits, without the check digit)`);
   }
-  if (input.software_code !== undefined && !/^[0-9A-Za-z-]{1,100}$/.test(input.software_code)) throw new OperatorInputError('--software-code must be the software id (letters, digits, dashes)');
+  if (input.software_code !== undefined && !/^[0-9A-Za-z-]{1,100}$/.test(input.software_code))
+    throw new OperatorInputError('--software-code must be the software id (letters, digits, dashes)');
 
   let config: Awaited<ReturnType<typeof dianConfigFromProfile>>;
   try {
     config = await dianConfigFromProfile(db, scope.companyId, scope.environment);
   } catch (error) {
-    if (error instanceof DianConfigError) throw new OperatorInputError(`cannot call DIAN for ${scope.companyId} (${scope.environment}): ${error.problems.join('; ')}`);
+    if (error instanceof DianConfigError)
+      throw new OperatorInputError(`cannot call DIAN for ${scope.companyId} (${scope.environment}): ${error.problems.join('; ')}`);
     throw error;
   }
   const params = {
@@ -93,7 +99,8 @@ export async function importRanges(
   try {
     ranges = await fetchNumberingRanges(dianClientFor(config, { clock: deps.clock, fetch: deps.fetch }), params);
   } catch (error) {
-    if (error instanceof NumberingRangeError || error instanceof DianCallError) throw new OperatorInputError(`DIAN GetNumberingRange failed: ${error.message}`);
+    if (error instanceof NumberingRangeError || error instanceof DianCallError)
+      throw new OperatorInputError(`DIAN GetNumberingRange failed: ${error.message}`);
     throw error;
   }
   say(`DIAN returned ${ranges.length} range(s)`);
@@ -115,14 +122,19 @@ export async function importRanges(
       const existing = await trx
         .selectFrom('fiscal_resolutions')
         .select(['id', 'status'])
-        .where('company_id', '=', scope.companyId)
-        .where('environment', '=', scope.environment)
+        .$call(inTenant(scope))
         .where('document_type', '=', 'invoice')
         .where('number', '=', r.number)
         .where('prefix', '=', r.prefix)
         .executeTakeFirst();
       if (existing) {
-        skipped.push({ number: r.number, prefix: r.prefix, reason: 'already_loaded', detail: `already loaded as ${existing.id} (${existing.status})`, resolution_id: existing.id });
+        skipped.push({
+          number: r.number,
+          prefix: r.prefix,
+          reason: 'already_loaded',
+          detail: `already loaded as ${existing.id} (${existing.status})`,
+          resolution_id: existing.id,
+        });
         say(`skipped ${label}: already loaded as ${existing.id}`);
         continue;
       }
@@ -131,7 +143,21 @@ export async function importRanges(
         say(`skipped ${label}: expired on ${r.validUntil}`);
         continue;
       }
-      const row = await insertDraftResolution(trx, scope, { number: r.number, prefix: r.prefix, document_type: 'invoice', from: r.from, to: r.to, valid_from: r.validFrom, valid_until: r.validUntil, technical_key: r.technicalKey }, now);
+      const row = await insertDraftResolution(
+        trx,
+        scope,
+        {
+          number: r.number,
+          prefix: r.prefix,
+          document_type: 'invoice',
+          from: r.from,
+          to: r.to,
+          valid_from: r.validFrom,
+          valid_until: r.validUntil,
+          technical_key: r.technicalKey,
+        },
+        now,
+      );
       created.push(toResolutionResponse(row));
       say(`loaded ${label} as ${row.id} (draft)`);
     }

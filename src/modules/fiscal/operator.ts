@@ -30,7 +30,8 @@ export async function scopeOf(db: Executor, input: FiscalProfileCommand): Promis
   return { companyId: company.id, environment: input.env };
 }
 
-function describe(errors: Record<string, string[]> | undefined): string {
+/** Field errors as the operator reads them: `field: message; message`, one per line. */
+export function describeFieldErrors(errors: Record<string, string[]> | undefined): string {
   return Object.entries(errors ?? {})
     .map(([field, messages]) => `${field}: ${messages.join('; ')}`)
     .join('\n  ');
@@ -47,13 +48,14 @@ export async function setFiscalProfile(db: Executor, input: FiscalProfileCommand
   if (!parsed.success) {
     const errors: Record<string, string[]> = {};
     for (const issue of parsed.error.issues) (errors[issue.path.join('.') || 'profile'] ??= []).push(issue.message);
-    throw new OperatorInputError(`invalid fiscal profile:\n  ${describe(errors)}`);
+    throw new OperatorInputError(`invalid fiscal profile:\n  ${describeFieldErrors(errors)}`);
   }
   try {
     const profile = await inTransaction(db, (trx) => putFiscalProfile(trx, scope, parsed.data, now));
     return { company: { id: scope.companyId }, environment: scope.environment, profile };
   } catch (error) {
-    if (error instanceof ApiError && error.def.codeName === 'validation_error') throw new OperatorInputError(`invalid fiscal profile:\n  ${describe(error.errors)}`);
+    if (error instanceof ApiError && error.def.codeName === 'validation_error')
+      throw new OperatorInputError(`invalid fiscal profile:\n  ${describeFieldErrors(error.errors)}`);
     throw error;
   }
 }

@@ -1,10 +1,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHarness, expectError, expectValidation, type Company, type Harness } from '../../../test/harness.ts';
-import { nitCheckDigit } from '../customers/validate.ts';
+import { nitCheckDigit } from '../../documents/dian/nit.ts';
 import { summarizePkcs12 } from './certificate.ts';
 import { loadFiscalIssuer } from './profile.ts';
-import { makeTestPkcs12 } from './test-support.ts';
+import { makeTestPkcs12 } from '../../../test/support/fiscal.ts';
 import { OperatorInputError } from '../companies/service.ts';
 import { setFiscalProfile, showFiscalProfile } from './operator.ts';
 
@@ -54,8 +54,23 @@ describe('fiscal profile', () => {
     const live = await get('live', c);
     assert.equal(live.status, 200);
     assert.deepEqual(live.body, {
-      configured: false, is_default: false, is_test: false, nit: null, dv: null, legal_name: null, trade_name: null, address: null, email: null, phone: null,
-      fiscal_responsibilities: [], tax_regime: null, software_id: null, software_pin_set: false, certificate: null, dian: null, updated_at: null,
+      configured: false,
+      is_default: false,
+      is_test: false,
+      nit: null,
+      dv: null,
+      legal_name: null,
+      trade_name: null,
+      address: null,
+      email: null,
+      phone: null,
+      fiscal_responsibilities: [],
+      tax_regime: null,
+      software_id: null,
+      software_pin_set: false,
+      certificate: null,
+      dian: null,
+      updated_at: null,
     });
     assert.equal(await loadFiscalIssuer(h.runtime.deps.database.db, { companyId: c.company.id, environment: 'live' }), null);
   });
@@ -74,7 +89,13 @@ describe('fiscal profile', () => {
     assert.equal(res.body.software_pin_set, true);
     for (const secret of ['software_pin', 'certificate_password']) assert.equal(secret in res.body, false);
     assert.equal(res.raw.includes('98765') || res.raw.includes('s3cret'), false, 'write-only values never come back');
-    assert.deepEqual(res.body.certificate, { subject: 'CN=Emisor de Pruebas SAS, C=CO', issuer: 'CN=Emisor de Pruebas SAS, C=CO', serial: cert.serial, valid_from: '2025-01-01T00:00:00.000Z', valid_until: '2035-01-01T00:00:00.000Z' });
+    assert.deepEqual(res.body.certificate, {
+      subject: 'CN=Emisor de Pruebas SAS, C=CO',
+      issuer: 'CN=Emisor de Pruebas SAS, C=CO',
+      serial: cert.serial,
+      valid_from: '2025-01-01T00:00:00.000Z',
+      valid_until: '2035-01-01T00:00:00.000Z',
+    });
     assert.deepEqual((await get('live')).body, res.body);
 
     const issuer = await loadFiscalIssuer(h.runtime.deps.database.db, { companyId: co.company.id, environment: 'live' });
@@ -142,7 +163,10 @@ describe('fiscal profile', () => {
     await assert.rejects(showFiscalProfile(db, { company: 'cmp_nope', env: 'test' }), OperatorInputError);
     await assert.rejects(showFiscalProfile(db, { company: co.company.id, env: 'prod' }), OperatorInputError);
     await assert.rejects(setFiscalProfile(db, { company: co.company.id, env: 'live', profile: { dv: 'x' } }, now), /dv: must be one digit/);
-    await assert.rejects(setFiscalProfile(db, { company: co.company.id, env: 'test', profile: { nit: '800197268', dv: '1' } }, now), /dv: does not match the NIT check digit/);
+    await assert.rejects(
+      setFiscalProfile(db, { company: co.company.id, env: 'test', profile: { nit: '800197268', dv: '1' } }, now),
+      /dv: does not match the NIT check digit/,
+    );
     const out = await setFiscalProfile(db, { company: co.company.id, env: 'test', profile: { trade_name: 'Por CLI' } }, now);
     assert.equal(out.profile.trade_name, 'Por CLI');
     assert.deepEqual((await showFiscalProfile(db, { company: co.company.id, env: 'test' })).profile, (await get('test')).body);

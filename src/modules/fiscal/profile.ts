@@ -2,9 +2,9 @@ import type { Selectable } from 'kysely';
 import type { Executor } from '../../platform/db/database.ts';
 import type { Environment } from '../../platform/db/schema.ts';
 import { validationError, type FieldErrors } from '../../platform/errors/api-error.ts';
-import { iso } from '../../platform/scope.ts';
+import { iso, inTenant, type Tenant } from '../../platform/scope.ts';
 import { customerRuleErrors } from '../customers/validate.ts';
-import type { FiscalIssuer } from '../invoices/ports.ts';
+import type { FiscalIssuer } from '../../documents/dian/model.ts';
 import { summarizePkcs12 } from './certificate.ts';
 import type { FiscalProfileBody, FiscalProfileResponse } from './schemas.ts';
 import { DEFAULT_DIAN_SETTINGS, DEFAULT_TEST_DIAN_SETTINGS, dianSettingsProblems } from './dian-settings.ts';
@@ -17,7 +17,6 @@ import './tables.ts';
  * it; the live environment has none until set.
  */
 
-type Scope = { companyId: string; environment: Environment };
 type ProfileRow = Selectable<FiscalProfilesTable>;
 
 /** The profile fields after merging (what is stored). */
@@ -64,14 +63,23 @@ export const DEFAULT_TEST_PROFILE: ProfileValues = {
 function hasDefaultData(v: ProfileValues): boolean {
   const d = DEFAULT_TEST_PROFILE;
   return (
-    v.nit === d.nit && v.dv === d.dv && v.legal_name === d.legal_name && v.trade_name === d.trade_name && v.address_line === d.address_line &&
-    v.city_code === d.city_code && v.email === d.email && v.phone === d.phone && v.tax_regime === d.tax_regime && v.software_id === d.software_id &&
-    v.software_pin === d.software_pin && v.responsibilities.join(',') === d.responsibilities.join(',')
+    v.nit === d.nit &&
+    v.dv === d.dv &&
+    v.legal_name === d.legal_name &&
+    v.trade_name === d.trade_name &&
+    v.address_line === d.address_line &&
+    v.city_code === d.city_code &&
+    v.email === d.email &&
+    v.phone === d.phone &&
+    v.tax_regime === d.tax_regime &&
+    v.software_id === d.software_id &&
+    v.software_pin === d.software_pin &&
+    v.responsibilities.join(',') === d.responsibilities.join(',')
   );
 }
 
-async function findProfile(db: Executor, scope: Scope): Promise<ProfileRow | undefined> {
-  return db.selectFrom('fiscal_profiles').selectAll().where('company_id', '=', scope.companyId).where('environment', '=', scope.environment).executeTakeFirst();
+async function findProfile(db: Executor, scope: Tenant): Promise<ProfileRow | undefined> {
+  return db.selectFrom('fiscal_profiles').selectAll().$call(inTenant(scope)).executeTakeFirst();
 }
 
 function valuesOf(row: ProfileRow): ProfileValues {
@@ -116,7 +124,7 @@ export async function loadFiscalIssuer(db: Executor, scope: { companyId: string;
   };
 }
 
-function present(scope: Scope, v: ProfileValues | null, meta: { isDefault: boolean; updatedAt: Date | null }): FiscalProfileResponse {
+function present(scope: Tenant, v: ProfileValues | null, meta: { isDefault: boolean; updatedAt: Date | null }): FiscalProfileResponse {
   return {
     configured: v !== null,
     is_default: meta.isDefault,
@@ -139,9 +147,10 @@ function present(scope: Scope, v: ProfileValues | null, meta: { isDefault: boole
 }
 
 /** GET /fiscal-profile: the stored profile; in test without one, the default; in live without one, `configured: false`. */
-export async function getFiscalProfile(db: Executor, scope: Scope): Promise<FiscalProfileResponse> {
+export async function getFiscalProfile(db: Executor, scope: Tenant): Promise<FiscalProfileResponse> {
   const row = await findProfile(db, scope);
-  if (row) return present(scope, valuesOf(row), { isDefault: scope.environment === 'test' && hasDefaultData(valuesOf(row)), updatedAt: row.updated_at });
+  if (row)
+    return present(scope, valuesOf(row), { isDefault: scope.environment === 'test' && hasDefaultData(valuesOf(row)), updatedAt: row.updated_at });
   if (scope.environment === 'test') return present(scope, DEFAULT_TEST_PROFILE, { isDefault: true, updatedAt: null });
   return present(scope, null, { isDefault: false, updatedAt: null });
 }
@@ -151,7 +160,7 @@ export async function getFiscalProfile(db: Executor, scope: Scope): Promise<Fisc
  * profile (test: the default when none is stored), checks the whole result, stores it. 422
  * validation_error lists every problem at once (missing required fields included).
  */
-export async function putFiscalProfile(db: Executor, scope: Scope, body: FiscalProfileBody, now: Date): Promise<FiscalProfileResponse> {
+export async function putFiscalProfile(db: Executor, scope: Tenant, body: FiscalProfileBody, now: Date): Promise<FiscalProfileResponse> {
   const row = await findProfile(db, scope);
   const current: Partial<ProfileValues> = row ? valuesOf(row) : scope.environment === 'test' ? DEFAULT_TEST_PROFILE : {};
   const merged: Partial<ProfileValues> = { ...current };
@@ -183,12 +192,23 @@ export async function putFiscalProfile(db: Executor, scope: Scope, body: FiscalP
     else {
       const summary = summarizePkcs12(bytes, body.certificate_password);
       if (!summary) add('certificate', 'is not a PKCS#12 with a certificate and its private key that certificate_password opens');
-      else Object.assign(merged, { certificate_p12: bytes.toString('base64'), certificate_password: body.certificate_password, certificate_summary: summary });
+      else
+        Object.assign(merged, {
+          certificate_p12: bytes.toString('base64'),
+          certificate_password: body.certificate_password,
+          certificate_summary: summary,
+        });
     }
   } else if (body.certificate_password !== undefined) add('certificate_password', 'is only accepted with certificate');
 
   const required: [keyof ProfileValues, string][] = [
-    ['nit', 'nit'], ['dv', 'dv'], ['legal_name', 'legal_name'], ['address_line', 'address'], ['tax_regime', 'tax_regime'], ['software_id', 'software_id'], ['software_pin', 'software_pin'],
+    ['nit', 'nit'],
+    ['dv', 'dv'],
+    ['legal_name', 'legal_name'],
+    ['address_line', 'address'],
+    ['tax_regime', 'tax_regime'],
+    ['software_id', 'software_id'],
+    ['software_pin', 'software_pin'],
   ];
   for (const [key, field] of required) if (!merged[key]) add(field, 'is required');
   if (!merged.responsibilities?.length) add('fiscal_responsibilities', 'is required (at least one DIAN responsibility code)');
@@ -250,7 +270,7 @@ function rowValues(v: ProfileValues, now: Date) {
  */
 export async function ensureTestCertificate(
   db: Executor,
-  scope: Scope,
+  scope: Tenant,
   now: Date,
   generate: (issuer: FiscalIssuer) => { p12: Buffer; password: string },
 ): Promise<FiscalIssuer | null> {
@@ -259,19 +279,17 @@ export async function ensureTestCertificate(
   const cert = generate(issuer);
   const summary = summarizePkcs12(cert.p12, cert.password);
   if (!summary) throw new Error('the generated test certificate does not open');
-  const certificate = { certificate_p12: cert.p12.toString('base64'), certificate_password: cert.password, certificate_summary: JSON.stringify(summary) };
+  const certificate = {
+    certificate_p12: cert.p12.toString('base64'),
+    certificate_password: cert.password,
+    certificate_summary: JSON.stringify(summary),
+  };
   await db
     .insertInto('fiscal_profiles')
     .values({ company_id: scope.companyId, environment: scope.environment, ...rowValues(DEFAULT_TEST_PROFILE, now), ...certificate, created_at: now })
     .onConflict((oc) => oc.columns(['company_id', 'environment']).doNothing())
     .execute();
-  await db
-    .updateTable('fiscal_profiles')
-    .set(certificate)
-    .where('company_id', '=', scope.companyId)
-    .where('environment', '=', scope.environment)
-    .where('certificate_p12', 'is', null)
-    .execute();
+  await db.updateTable('fiscal_profiles').set(certificate).$call(inTenant(scope)).where('certificate_p12', 'is', null).execute();
   return loadFiscalIssuer(db, scope);
 }
 
@@ -285,7 +303,7 @@ export interface DianProfile {
 }
 
 /** The stored profile's DIAN data; null without a stored profile (the test default never talks to DIAN). */
-export async function loadDianProfile(db: Executor, scope: Scope): Promise<DianProfile | null> {
+export async function loadDianProfile(db: Executor, scope: Tenant): Promise<DianProfile | null> {
   const row = await findProfile(db, scope);
   if (!row) return null;
   const v = valuesOf(row);

@@ -40,8 +40,38 @@ describe('fiscal resolutions', () => {
     assert.equal(list.body.total, 2);
     const [inv, cn] = list.body.data;
     assert.deepEqual(
-      { number: inv.number, prefix: inv.prefix, document_type: inv.document_type, from: inv.from, to: inv.to, valid_from: inv.valid_from, valid_until: inv.valid_until, technical_key: inv.technical_key, status: inv.status, next_folio: inv.next_folio, used: inv.used, remaining: inv.remaining, is_default: inv.is_default, is_test: inv.is_test },
-      { number: '18760000001', prefix: 'SETP', document_type: 'invoice', from: 990_000_000, to: 995_000_000, valid_from: '2019-01-19', valid_until: '2030-01-19', technical_key: 'fc8eac422eba16e22ffd8c6f94b3f40a6e38162c', status: 'active', next_folio: 990_000_000, used: 0, remaining: 5_000_001, is_default: true, is_test: true },
+      {
+        number: inv.number,
+        prefix: inv.prefix,
+        document_type: inv.document_type,
+        from: inv.from,
+        to: inv.to,
+        valid_from: inv.valid_from,
+        valid_until: inv.valid_until,
+        technical_key: inv.technical_key,
+        status: inv.status,
+        next_folio: inv.next_folio,
+        used: inv.used,
+        remaining: inv.remaining,
+        is_default: inv.is_default,
+        is_test: inv.is_test,
+      },
+      {
+        number: '18760000001',
+        prefix: 'SETP',
+        document_type: 'invoice',
+        from: 990_000_000,
+        to: 995_000_000,
+        valid_from: '2019-01-19',
+        valid_until: '2030-01-19',
+        technical_key: 'fc8eac422eba16e22ffd8c6f94b3f40a6e38162c',
+        status: 'active',
+        next_folio: 990_000_000,
+        used: 0,
+        remaining: 5_000_001,
+        is_default: true,
+        is_test: true,
+      },
     );
     assert.equal(cn.document_type, 'credit_note');
     assert.equal(cn.prefix, 'NC');
@@ -58,7 +88,15 @@ describe('fiscal resolutions', () => {
       { folio: first?.folio, number: first?.number, resolutionId: first?.resolutionId },
       { folio: 990_000_000, number: 'SETP990000000', resolutionId: inv.id },
     );
-    assert.deepEqual(first?.resolution, { number: '18760000001', prefix: 'SETP', from: 990_000_000, to: 995_000_000, validFrom: '2019-01-19', validUntil: '2030-01-19', technicalKey: 'fc8eac422eba16e22ffd8c6f94b3f40a6e38162c' });
+    assert.deepEqual(first?.resolution, {
+      number: '18760000001',
+      prefix: 'SETP',
+      from: 990_000_000,
+      to: 995_000_000,
+      validFrom: '2019-01-19',
+      validUntil: '2030-01-19',
+      technicalKey: 'fc8eac422eba16e22ffd8c6f94b3f40a6e38162c',
+    });
     const note = await allocate(c, 'credit_note');
     assert.equal(note?.number, 'NC1');
     const got = await c.req({ url: `/v1/fiscal-resolutions/${inv.id}` });
@@ -74,7 +112,10 @@ describe('fiscal resolutions', () => {
     assert.equal(res.body.status, 'draft');
     assert.deepEqual([res.body.from, res.body.to, res.body.next_folio, res.body.used, res.body.remaining], [1, 1000, 1, 0, 1000]);
     assert.equal(res.body.is_default, false);
-    const noPrefix = await co.req({ url: '/v1/fiscal-resolutions', body: resolution({ prefix: null, document_type: 'credit_note', technical_key: null }) });
+    const noPrefix = await co.req({
+      url: '/v1/fiscal-resolutions',
+      body: resolution({ prefix: null, document_type: 'credit_note', technical_key: null }),
+    });
     assert.equal(noPrefix.status, 200, noPrefix.raw);
     assert.equal(noPrefix.body.prefix, '');
     assert.equal(noPrefix.body.technical_key, null);
@@ -83,7 +124,10 @@ describe('fiscal resolutions', () => {
     expectValidation(await co.req({ url: '/v1/fiscal-resolutions', body: resolution({ from: 0 }) }), 'from');
     expectValidation(await co.req({ url: '/v1/fiscal-resolutions', body: resolution({ from: '1' }) }), 'from');
     expectValidation(await co.req({ url: '/v1/fiscal-resolutions', body: resolution({ to: 1.5 }) }), 'to');
-    expectValidation(await co.req({ url: '/v1/fiscal-resolutions', body: resolution({ valid_from: '2025-01-02', valid_until: '2025-01-01' }) }), 'valid_until');
+    expectValidation(
+      await co.req({ url: '/v1/fiscal-resolutions', body: resolution({ valid_from: '2025-01-02', valid_until: '2025-01-01' }) }),
+      'valid_until',
+    );
     expectValidation(await co.req({ url: '/v1/fiscal-resolutions', body: resolution({ valid_until: '2025-02-30' }) }), 'valid_until');
     expectValidation(await co.req({ url: '/v1/fiscal-resolutions', body: resolution({ valid_from: '01/01/2025' }) }), 'valid_from');
     expectValidation(await co.req({ url: '/v1/fiscal-resolutions', body: resolution({ prefix: 'fe' }) }), 'prefix');
@@ -117,7 +161,10 @@ describe('fiscal resolutions', () => {
     assert.ok(retired.retired_at);
     assert.equal((await allocate(co))?.number, 'AC3');
     const active = await co.req({ url: '/v1/fiscal-resolutions?filter[status]=active&filter[prefix]=AC' });
-    assert.deepEqual(active.body.data.map((r: { id: string }) => r.id), [b.id]);
+    assert.deepEqual(
+      active.body.data.map((r: { id: string }) => r.id),
+      [b.id],
+    );
 
     // A resolution whose folios the prefix already used up cannot be activated.
     const c = (await co.req({ url: '/v1/fiscal-resolutions', body: resolution({ prefix: 'AC', from: 1, to: 3, number: '3' }) })).body;
@@ -127,13 +174,31 @@ describe('fiscal resolutions', () => {
     assert.equal((await co.req({ url: `/v1/fiscal-resolutions/${b.id}` })).body.status, 'active', 'a refused activation changes nothing');
 
     const today = bogotaDate(h.clock.now());
-    const expired = (await co.req({ url: '/v1/fiscal-resolutions', body: resolution({ prefix: 'EX', valid_from: '2020-01-01', valid_until: addDays(today, -1) }) })).body;
-    expectError(await co.req({ method: 'POST', url: `/v1/fiscal-resolutions/${expired.id}/activate` }), 422, 'resolution_not_activatable', 'resolution_not_activatable');
-    const lastDay = (await co.req({ url: '/v1/fiscal-resolutions', body: resolution({ prefix: 'LD', valid_from: '2020-01-01', valid_until: today }) })).body;
-    assert.equal((await co.req({ method: 'POST', url: `/v1/fiscal-resolutions/${lastDay.id}/activate` })).body.status, 'active', 'valid through its last day');
+    const expired = (
+      await co.req({ url: '/v1/fiscal-resolutions', body: resolution({ prefix: 'EX', valid_from: '2020-01-01', valid_until: addDays(today, -1) }) })
+    ).body;
+    expectError(
+      await co.req({ method: 'POST', url: `/v1/fiscal-resolutions/${expired.id}/activate` }),
+      422,
+      'resolution_not_activatable',
+      'resolution_not_activatable',
+    );
+    const lastDay = (
+      await co.req({ url: '/v1/fiscal-resolutions', body: resolution({ prefix: 'LD', valid_from: '2020-01-01', valid_until: today }) })
+    ).body;
+    assert.equal(
+      (await co.req({ method: 'POST', url: `/v1/fiscal-resolutions/${lastDay.id}/activate` })).body.status,
+      'active',
+      'valid through its last day',
+    );
 
     // Exhausting the active range: allocation answers null (stamping reports resolution_not_activatable).
-    const tiny = (await co.req({ url: '/v1/fiscal-resolutions', body: resolution({ prefix: 'CN', document_type: 'credit_note', technical_key: null, from: 7, to: 7 }) })).body;
+    const tiny = (
+      await co.req({
+        url: '/v1/fiscal-resolutions',
+        body: resolution({ prefix: 'CN', document_type: 'credit_note', technical_key: null, from: 7, to: 7 }),
+      })
+    ).body;
     await co.req({ method: 'POST', url: `/v1/fiscal-resolutions/${tiny.id}/activate` });
     assert.equal((await allocate(co, 'credit_note'))?.number, 'CN7');
     const next = await allocate(co, 'credit_note');
@@ -145,14 +210,22 @@ describe('fiscal resolutions', () => {
   test('list filters, 404s and scoping', async () => {
     const r = (await co.req({ url: '/v1/fiscal-resolutions', body: resolution({ prefix: 'LS' }) })).body;
     const drafts = await co.req({ url: '/v1/fiscal-resolutions?filter[status]=draft&filter[prefix]=LS' });
-    assert.deepEqual(drafts.body.data.map((x: { id: string }) => x.id), [r.id]);
+    assert.deepEqual(
+      drafts.body.data.map((x: { id: string }) => x.id),
+      [r.id],
+    );
     const notes = await co.req({ url: '/v1/fiscal-resolutions?filter[document_type]=credit_note' });
     assert.ok(notes.body.data.every((x: { document_type: string }) => x.document_type === 'credit_note'));
     expectValidation(await co.req({ url: '/v1/fiscal-resolutions?filter[status]=bogus' }), 'filter[status]');
     expectValidation(await co.req({ url: '/v1/fiscal-resolutions?filter[document_type]=bogus' }), 'filter[document_type]');
     expectError(await co.req({ url: '/v1/fiscal-resolutions?filter[number]=1' }), 400);
     expectError(await co.req({ url: '/v1/fiscal-resolutions/res_nope' }), 404, 'record_not_found', 10002);
-    expectError(await co.req({ method: 'POST', url: '/v1/fiscal-resolutions/res_0000000000aaaaaaaaaaaaaaaa/activate' }), 404, 'record_not_found', 10002);
+    expectError(
+      await co.req({ method: 'POST', url: '/v1/fiscal-resolutions/res_0000000000aaaaaaaaaaaaaaaa/activate' }),
+      404,
+      'record_not_found',
+      10002,
+    );
     await expectScoped(co, other, { url: `/v1/fiscal-resolutions/${r.id}` });
     await expectScoped(co, other, { method: 'POST', url: `/v1/fiscal-resolutions/${r.id}/activate` });
     assert.equal((await co.req({ url: `/v1/fiscal-resolutions/${r.id}` })).body.status, 'draft', 'foreign activations changed nothing');
@@ -179,11 +252,18 @@ describe('fiscal resolutions', () => {
     const results = await Promise.all(Array.from({ length: 100 }, () => allocate(c)));
     const folios = results.map((r) => r!.folio).sort((x, y) => x - y);
     assert.equal(new Set(folios).size, 100, 'no duplicate');
-    assert.deepEqual(folios, Array.from({ length: 100 }, (_, i) => 990_000_001 + i), 'contiguous, no gap');
+    assert.deepEqual(
+      folios,
+      Array.from({ length: 100 }, (_, i) => 990_000_001 + i),
+      'contiguous, no gap',
+    );
     // And concurrent first uses of a fresh company create the defaults once.
     const d = await h.company('First use SAS');
     const first = await Promise.all(Array.from({ length: 10 }, () => allocate(d)));
-    assert.deepEqual(first.map((r) => r!.folio).sort((x, y) => x - y), Array.from({ length: 10 }, (_, i) => 990_000_000 + i));
+    assert.deepEqual(
+      first.map((r) => r!.folio).sort((x, y) => x - y),
+      Array.from({ length: 10 }, (_, i) => 990_000_000 + i),
+    );
     const list = await d.req({ url: '/v1/fiscal-resolutions' });
     assert.equal(list.body.total, 2);
   });
@@ -200,7 +280,10 @@ describe('fiscal resolutions', () => {
 
     test('80 % and 95 % of the range, once each, delivered by webhook', async () => {
       const c = await h.company('Alerts SAS');
-      const hook = await c.req({ url: '/v1/webhooks', body: { name: 'fiscal', url: receiver.url, events: ['fiscal_resolution.range_alert', 'fiscal_resolution.expiring'] } });
+      const hook = await c.req({
+        url: '/v1/webhooks',
+        body: { name: 'fiscal', url: receiver.url, events: ['fiscal_resolution.range_alert', 'fiscal_resolution.expiring'] },
+      });
       assert.equal(hook.status, 200, hook.raw);
       const r = (await c.req({ url: '/v1/fiscal-resolutions', body: resolution({ prefix: 'AL', from: 101, to: 120 }) })).body;
       await c.req({ method: 'POST', url: `/v1/fiscal-resolutions/${r.id}/activate` });
@@ -214,10 +297,13 @@ describe('fiscal resolutions', () => {
       await h.deliverWebhooks();
       await receiver.waitFor(start + 2);
       const alerts = alertsOf(start);
-      assert.deepEqual(alerts.map((a) => [a.event, a.data.threshold_percent, a.data.id]), [
-        ['fiscal_resolution.range_alert', 80, r.id],
-        ['fiscal_resolution.range_alert', 95, r.id],
-      ]);
+      assert.deepEqual(
+        alerts.map((a) => [a.event, a.data.threshold_percent, a.data.id]),
+        [
+          ['fiscal_resolution.range_alert', 80, r.id],
+          ['fiscal_resolution.range_alert', 95, r.id],
+        ],
+      );
       assert.equal(alerts[1].data.remaining, 1, '95 % is crossed at folio 19 of 20');
       assert.equal((await allocate(c))?.number.startsWith('SETP'), true, 'AL exhausted: the default SETP range takes over');
       await h.deliverWebhooks();
@@ -229,7 +315,9 @@ describe('fiscal resolutions', () => {
       const hook = await c.req({ url: '/v1/webhooks', body: { name: 'fiscal', url: receiver.url, events: ['fiscal_resolution.expiring'] } });
       assert.equal(hook.status, 200, hook.raw);
       const today = bogotaDate(h.clock.now());
-      const r = (await c.req({ url: '/v1/fiscal-resolutions', body: resolution({ prefix: 'XP', valid_from: '2024-01-01', valid_until: addDays(today, 32) }) })).body;
+      const r = (
+        await c.req({ url: '/v1/fiscal-resolutions', body: resolution({ prefix: 'XP', valid_from: '2024-01-01', valid_until: addDays(today, 32) }) })
+      ).body;
       await c.req({ method: 'POST', url: `/v1/fiscal-resolutions/${r.id}/activate` });
       const start = receiver.received.length;
       await h.runtime.deps.jobs.tick();

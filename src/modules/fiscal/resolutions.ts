@@ -4,8 +4,8 @@ import { inTransaction } from '../../platform/db/database.ts';
 import type { DB, Environment } from '../../platform/db/schema.ts';
 import { prefixedId } from '../../platform/ids.ts';
 import { emitEvent } from '../../platform/outbox/outbox.ts';
-import { iso } from '../../platform/scope.ts';
-import type { FiscalResolutionData } from '../invoices/ports.ts';
+import { iso, inTenant, type Tenant } from '../../platform/scope.ts';
+import type { FiscalResolutionData } from '../../documents/dian/model.ts';
 import { addDays, bogotaDate } from './dates.ts';
 import type { DocumentType, FiscalResolutionsTable } from './tables.ts';
 import './tables.ts';
@@ -18,7 +18,6 @@ import './tables.ts';
  */
 
 export type ResolutionRow = Selectable<FiscalResolutionsTable>;
-type Scope = { companyId: string; environment: Environment };
 
 /** Event types of the alerts (src/modules/events/catalog.ts). */
 export const RANGE_ALERT_EVENT = 'fiscal_resolution.range_alert';
@@ -54,15 +53,9 @@ export const DEFAULT_TEST_RESOLUTIONS = [
 ];
 
 /** Creates the test environment's default resolutions once (no-op in live or when they exist). */
-export async function ensureDefaultResolutions(db: Executor, scope: Scope, now: Date): Promise<void> {
+export async function ensureDefaultResolutions(db: Executor, scope: Tenant, now: Date): Promise<void> {
   if (scope.environment !== 'test') return;
-  const existing = await db
-    .selectFrom('fiscal_resolutions')
-    .select('document_type')
-    .where('company_id', '=', scope.companyId)
-    .where('environment', '=', 'test')
-    .where('is_default', '=', true)
-    .execute();
+  const existing = await db.selectFrom('fiscal_resolutions').select('document_type').$call(inTenant(scope)).where('is_default', '=', true).execute();
   const missing = DEFAULT_TEST_RESOLUTIONS.filter((d) => !existing.some((e) => e.document_type === d.document_type));
   if (missing.length === 0) return;
   await db
@@ -107,7 +100,11 @@ export interface FolioCounts {
 export function folioCounts(row: Pick<ResolutionRow, 'from_folio' | 'to_folio' | 'next_folio'>): FolioCounts {
   const next = BigInt(row.next_folio);
   const to = BigInt(row.to_folio);
-  return { next_folio: next <= to ? Number(next) : null, used: Number(next - BigInt(row.from_folio)), remaining: Number(next <= to ? to - next + 1n : 0n) };
+  return {
+    next_folio: next <= to ? Number(next) : null,
+    used: Number(next - BigInt(row.from_folio)),
+    remaining: Number(next <= to ? to - next + 1n : 0n),
+  };
 }
 
 export function toResolutionData(row: ResolutionRow): FiscalResolutionData {
@@ -155,7 +152,7 @@ export function expiringAlertDate(validUntil: string): string {
  * Emits the alerts due on a locked active resolution, each once: 80 % and 95 % of the range used,
  * and 30 days before valid_until. Runs in the caller's transaction (allocation or the expiry job).
  */
-export async function emitDueAlerts(trx: Transaction<DB>, scope: Scope, row: ResolutionRow, at: Date): Promise<ResolutionRow> {
+export async function emitDueAlerts(trx: Transaction<DB>, scope: Tenant, row: ResolutionRow, at: Date): Promise<ResolutionRow> {
   let current = row;
   const size = BigInt(row.to_folio) - BigInt(row.from_folio) + 1n;
   const used = BigInt(row.next_folio) - BigInt(row.from_folio);
@@ -178,8 +175,7 @@ export async function emitDueAlerts(trx: Transaction<DB>, scope: Scope, row: Res
   current = await trx
     .updateTable('fiscal_resolutions')
     .set(set)
-    .where('company_id', '=', scope.companyId)
-    .where('environment', '=', scope.environment)
+    .$call(inTenant(scope))
     .where('id', '=', row.id)
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -207,15 +203,14 @@ export async function allocateFolio(
   documentType: 'invoice' | 'credit_note',
   at: Date,
 ): Promise<AllocatedFolio | null> {
-  if (!trx.isTransaction) throw new Error('allocateFolio must run inside the caller\'s transaction');
+  if (!trx.isTransaction) throw new Error("allocateFolio must run inside the caller's transaction");
   const tx = trx as Transaction<DB>;
   await ensureDefaultResolutions(tx, scope, at);
   const today = bogotaDate(at);
   const row = await tx
     .selectFrom('fiscal_resolutions')
     .selectAll()
-    .where('company_id', '=', scope.companyId)
-    .where('environment', '=', scope.environment)
+    .$call(inTenant(scope))
     .where('document_type', '=', documentType satisfies DocumentType)
     .where('status', '=', 'active')
     .where('valid_from', '<=', today)
@@ -230,8 +225,7 @@ export async function allocateFolio(
   const updated = await tx
     .updateTable('fiscal_resolutions')
     .set((eb) => ({ next_folio: eb('next_folio', '+', 1n), updated_at: at }))
-    .where('company_id', '=', scope.companyId)
-    .where('environment', '=', scope.environment)
+    .$call(inTenant(scope))
     .where('id', '=', row.id)
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -241,13 +235,12 @@ export async function allocateFolio(
 }
 
 /** The expiry job of one resolution (scheduled at activation for valid_until − 30 days). */
-export async function checkExpiry(db: Executor, scope: Scope, resolutionId: string, at: Date): Promise<void> {
+export async function checkExpiry(db: Executor, scope: Tenant, resolutionId: string, at: Date): Promise<void> {
   await inTransaction(db, async (trx) => {
     const row = await trx
       .selectFrom('fiscal_resolutions')
       .selectAll()
-      .where('company_id', '=', scope.companyId)
-      .where('environment', '=', scope.environment)
+      .$call(inTenant(scope))
       .where('id', '=', resolutionId)
       .forUpdate()
       .executeTakeFirst();

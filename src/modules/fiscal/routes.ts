@@ -16,7 +16,12 @@ export function fiscalRoutes(app: FastifyInstance): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
 
   r.post('/fiscal-resolutions', {
-    schema: { tags, summary: 'Load a DIAN numbering resolution (draft)', body: createResolutionBody, response: { 200: resolutionResponse, ...errorResponses(401, 404, 409, 422) } },
+    schema: {
+      tags,
+      summary: 'Load a DIAN numbering resolution (draft)',
+      body: createResolutionBody,
+      response: { 200: resolutionResponse, ...errorResponses(401, 404, 409, 422) },
+    },
     handler: async (req) => createResolution(req.ctx, req.body),
   });
 
@@ -24,7 +29,8 @@ export function fiscalRoutes(app: FastifyInstance): void {
     schema: {
       tags,
       summary: 'Activate a resolution',
-      description: 'resolution_not_activatable (422) when expired or without folios. Retires the active resolution with the same prefix and document type.',
+      description:
+        'resolution_not_activatable (422) when expired or without folios. Retires the active resolution with the same prefix and document type.',
       params: idParams,
       response: { 200: resolutionResponse, ...errorResponses(401, 404, 409, 422) },
     },
@@ -32,17 +38,32 @@ export function fiscalRoutes(app: FastifyInstance): void {
   });
 
   r.get('/fiscal-resolutions', {
-    schema: { tags, summary: 'List resolutions', description: 'filter[status], filter[document_type], filter[prefix]; sort created_at.', querystring: listQuerySchema(resolutionList), response: { 200: listEnvelopeSchema(resolutionResponse), ...errorResponses(400, 401, 404, 422) } },
+    schema: {
+      tags,
+      summary: 'List resolutions',
+      description: 'filter[status], filter[document_type], filter[prefix]; sort created_at.',
+      querystring: listQuerySchema(resolutionList),
+      response: { 200: listEnvelopeSchema(resolutionResponse), ...errorResponses(400, 401, 404, 422) },
+    },
     handler: async (req) => listResolutions(req.ctx, req.query, listPath(req)),
   });
 
   r.get('/fiscal-resolutions/:id', {
-    schema: { tags, summary: 'Get a resolution with its folio counts', params: idParams, response: { 200: resolutionResponse, ...errorResponses(401, 404) } },
+    schema: {
+      tags,
+      summary: 'Get a resolution with its folio counts',
+      params: idParams,
+      response: { 200: resolutionResponse, ...errorResponses(401, 404) },
+    },
     handler: async (req) => getResolution(req.ctx, req.params.id),
   });
 
   r.get('/fiscal-profile', {
-    schema: { tags, summary: 'The company fiscal profile of this environment', response: { 200: fiscalProfileResponse, ...errorResponses(401, 404) } },
+    schema: {
+      tags,
+      summary: 'The company fiscal profile of this environment',
+      response: { 200: fiscalProfileResponse, ...errorResponses(401, 404) },
+    },
     handler: async (req) => getFiscalProfile(req.ctx.db, req.ctx),
   });
 
@@ -50,7 +71,8 @@ export function fiscalRoutes(app: FastifyInstance): void {
     schema: {
       tags,
       summary: 'Set the company fiscal profile of this environment',
-      description: 'Fields not sent keep their value (in test, the default sandbox profile\'s). software_pin, certificate and certificate_password are write-only.',
+      description:
+        "Fields not sent keep their value (in test, the default sandbox profile's). software_pin, certificate and certificate_password are write-only.",
       body: fiscalProfileBody,
       response: { 200: fiscalProfileResponse, ...errorResponses(401, 404, 422) },
     },

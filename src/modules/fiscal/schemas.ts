@@ -6,7 +6,10 @@ const date = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD'
 const folio = z.number().int().min(1).max(999_999_999_999);
 
 export const createResolutionBody = z.object({
-  number: z.string().regex(/^[0-9A-Za-z-]{1,50}$/, 'must be 1 to 50 letters, digits or dashes').describe('DIAN resolution number'),
+  number: z
+    .string()
+    .regex(/^[0-9A-Za-z-]{1,50}$/, 'must be 1 to 50 letters, digits or dashes')
+    .describe('DIAN resolution number'),
   prefix: z
     .string()
     .regex(/^[A-Z0-9]{0,4}$/, 'must be 0 to 4 upper-case letters or digits')
@@ -17,7 +20,11 @@ export const createResolutionBody = z.object({
   to: folio.describe('last folio of the authorized range'),
   valid_from: date.describe('first day the range may be used (Bogotá)'),
   valid_until: date.describe('last day the range may be used (Bogotá)'),
-  technical_key: z.string().regex(/^[0-9A-Za-z]{1,200}$/, 'must be 1 to 200 letters or digits').nullish().describe('technical key of the range; required for invoice resolutions'),
+  technical_key: z
+    .string()
+    .regex(/^[0-9A-Za-z]{1,200}$/, 'must be 1 to 200 letters or digits')
+    .nullish()
+    .describe('technical key of the range; required for invoice resolutions'),
 });
 export type CreateResolutionBody = z.infer<typeof createResolutionBody>;
 
@@ -31,11 +38,13 @@ export const resolutionResponse = z.object({
   valid_from: z.string(),
   valid_until: z.string(),
   technical_key: z.string().nullable(),
-  status: z.enum(RESOLUTION_STATUSES).describe('draft, active, or retired (replaced by another activated resolution with the same prefix and document type)'),
+  status: z
+    .enum(RESOLUTION_STATUSES)
+    .describe('draft, active, or retired (replaced by another activated resolution with the same prefix and document type)'),
   next_folio: z.number().int().nullable().describe('the folio the next document takes; null when exhausted'),
   used: z.number().int(),
   remaining: z.number().int(),
-  is_default: z.boolean().describe('one of the test environment\'s built-in sandbox resolutions'),
+  is_default: z.boolean().describe("one of the test environment's built-in sandbox resolutions"),
   is_test: z.boolean(),
   activated_at: z.string().nullable(),
   retired_at: z.string().nullable(),
@@ -49,8 +58,14 @@ export const idParams = z.object({ id: z.string() });
 
 /** PUT /fiscal-profile: fields not sent keep their value (in test: the default profile's). */
 export const fiscalProfileBody = z.object({
-  nit: z.string().regex(/^\d{5,15}$/, 'must be the NIT digits (5 to 15), without the check digit').optional(),
-  dv: z.union([z.string().regex(/^\d$/, 'must be one digit'), z.number().int().min(0).max(9)]).optional().describe('NIT check digit'),
+  nit: z
+    .string()
+    .regex(/^\d{5,15}$/, 'must be the NIT digits (5 to 15), without the check digit')
+    .optional(),
+  dv: z
+    .union([z.string().regex(/^\d$/, 'must be one digit'), z.number().int().min(0).max(9)])
+    .optional()
+    .describe('NIT check digit'),
   legal_name: z.string().min(1).max(450).optional(),
   trade_name: z.string().min(1).max(450).nullish(),
   address: z
@@ -60,18 +75,32 @@ export const fiscalProfileBody = z.object({
     })
     .optional(),
   email: z.email('must be a valid e-mail address').max(255).nullish(),
-  phone: z.string().regex(/^\+?[0-9 ()-]{7,20}$/, 'must be a phone number').nullish(),
+  phone: z
+    .string()
+    .regex(/^\+?[0-9 ()-]{7,20}$/, 'must be a phone number')
+    .nullish(),
   fiscal_responsibilities: z.array(z.string().max(20)).min(1).max(20).optional().describe('DIAN responsibility codes, e.g. O-13, O-15, R-99-PN'),
   tax_regime: z.string().max(10).optional().describe('48 (IVA responsible) or 49 (not responsible)'),
   software_id: z.string().min(1).max(100).optional().describe('software id registered with DIAN'),
   software_pin: z.string().min(1).max(100).optional().describe('write-only: never returned'),
-  certificate: z.string().max(300_000).nullish().describe('write-only: the signing certificate as base64 PKCS#12 (with certificate_password); null removes it'),
+  certificate: z
+    .string()
+    .max(300_000)
+    .nullish()
+    .describe('write-only: the signing certificate as base64 PKCS#12 (with certificate_password); null removes it'),
   certificate_password: z.string().max(500).optional().describe('write-only: password of the PKCS#12'),
   dian: z
     .object({
       endpoint: z.string().min(1).max(500).optional().describe('habilitacion, produccion, or an https URL of the DIAN web service'),
-      mode: z.enum(DIAN_MODES).optional().describe('sync (SendBillSync), async (SendBillAsync + GetStatusZip) or test_set (SendTestSetAsync, habilitación)'),
-      test_set_id: z.string().regex(/^[0-9A-Za-z-]{1,100}$/, 'must be the test set id DIAN gave (letters, digits, dashes)').nullish().describe('required in test_set mode'),
+      mode: z
+        .enum(DIAN_MODES)
+        .optional()
+        .describe('sync (SendBillSync), async (SendBillAsync + GetStatusZip) or test_set (SendTestSetAsync, habilitación)'),
+      test_set_id: z
+        .string()
+        .regex(/^[0-9A-Za-z-]{1,100}$/, 'must be the test set id DIAN gave (letters, digits, dashes)')
+        .nullish()
+        .describe('required in test_set mode'),
       timeout_ms: z.number().int().min(DIAN_TIMEOUT_MIN_MS).max(DIAN_TIMEOUT_MAX_MS).optional().describe('per web-service call; default 30000'),
     })
     .strict()

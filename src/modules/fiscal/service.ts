@@ -4,11 +4,19 @@ import type { Environment } from '../../platform/db/schema.ts';
 import { ApiError, validationError, type FieldErrors } from '../../platform/errors/api-error.ts';
 import { prefixedId } from '../../platform/ids.ts';
 import { paginate, parseListQuery, type ListSpec } from '../../platform/lists/lists.ts';
-import { assertInScope } from '../../platform/scope.ts';
+import { assertInScope, inTenant, inCompany } from '../../platform/scope.ts';
 import { bogotaDate, bogotaMidnight, isCalendarDate } from './dates.ts';
-import { emitDueAlerts, ensureDefaultResolutions, expiringAlertDate, toResolutionResponse, type ResolutionResponse, type ResolutionRow } from './resolutions.ts';
+import {
+  emitDueAlerts,
+  ensureDefaultResolutions,
+  expiringAlertDate,
+  toResolutionResponse,
+  type ResolutionResponse,
+  type ResolutionRow,
+} from './resolutions.ts';
 import type { CreateResolutionBody } from './schemas.ts';
-import { DOCUMENT_TYPES, RESOLUTION_STATUSES, type DocumentType } from './tables.ts';
+import { DOCUMENT_TYPES, RESOLUTION_STATUSES, type DocumentType, type ResolutionStatus } from './tables.ts';
+import { applyTransition, StateMachine } from '../../platform/state-machine.ts';
 
 export const EXPIRY_JOB = 'fiscal.resolution_expiry';
 export const RESOLUTION_ID = /^res_[0-9a-z]{26}$/;
@@ -29,16 +37,21 @@ export async function createResolution(ctx: RequestContext, body: CreateResoluti
   if (Object.keys(errors).length) throw validationError(errors);
   const now = ctx.deps.clock.now();
   await ensureDefaultResolutions(ctx.db, ctx, now);
-  const row = await insertDraftResolution(ctx.db, ctx, {
-    number: body.number,
-    prefix: body.prefix ?? '',
-    document_type: body.document_type,
-    from: body.from,
-    to: body.to,
-    valid_from: body.valid_from,
-    valid_until: body.valid_until,
-    technical_key: body.technical_key ?? null,
-  }, now);
+  const row = await insertDraftResolution(
+    ctx.db,
+    ctx,
+    {
+      number: body.number,
+      prefix: body.prefix ?? '',
+      document_type: body.document_type,
+      from: body.from,
+      to: body.to,
+      valid_from: body.valid_from,
+      valid_until: body.valid_until,
+      technical_key: body.technical_key ?? null,
+    },
+    now,
+  );
   return toResolutionResponse(row);
 }
 
@@ -46,7 +59,16 @@ export async function createResolution(ctx: RequestContext, body: CreateResoluti
 export async function insertDraftResolution(
   db: Executor,
   scope: { companyId: string; environment: Environment },
-  r: { number: string; prefix: string; document_type: DocumentType; from: number; to: number; valid_from: string; valid_until: string; technical_key: string | null },
+  r: {
+    number: string;
+    prefix: string;
+    document_type: DocumentType;
+    from: number;
+    to: number;
+    valid_from: string;
+    valid_until: string;
+    technical_key: string | null;
+  },
   now: Date,
 ): Promise<ResolutionRow> {
   return db
@@ -79,7 +101,7 @@ export async function insertDraftResolution(
 
 async function loadResolution(ctx: RequestContext, id: string, lock = false): Promise<ResolutionRow> {
   if (!RESOLUTION_ID.test(id)) throw new ApiError('record_not_found');
-  let q = ctx.db.selectFrom('fiscal_resolutions').selectAll().where('company_id', '=', ctx.companyId).where('id', '=', id);
+  let q = ctx.db.selectFrom('fiscal_resolutions').selectAll().$call(inCompany(ctx)).where('id', '=', id);
   if (lock) q = q.forUpdate();
   return assertInScope(await q.executeTakeFirst(), ctx);
 }
@@ -92,13 +114,15 @@ export async function listResolutions(ctx: RequestContext, query: Record<string,
   const list = parseListQuery(resolutionList, query);
   await ensureDefaultResolutions(ctx.db, ctx, ctx.deps.clock.now());
   const f = list.filters;
-  let q = ctx.db.selectFrom('fiscal_resolutions').selectAll().where('company_id', '=', ctx.companyId).where('environment', '=', ctx.environment);
+  let q = ctx.db.selectFrom('fiscal_resolutions').selectAll().$call(inTenant(ctx));
   if (f.status !== undefined) {
-    if (!(RESOLUTION_STATUSES as readonly string[]).includes(f.status)) throw validationError({ 'filter[status]': [`must be one of ${RESOLUTION_STATUSES.join(', ')}`] });
+    if (!(RESOLUTION_STATUSES as readonly string[]).includes(f.status))
+      throw validationError({ 'filter[status]': [`must be one of ${RESOLUTION_STATUSES.join(', ')}`] });
     q = q.where('status', '=', f.status as ResolutionRow['status']);
   }
   if (f.document_type !== undefined) {
-    if (!(DOCUMENT_TYPES as readonly string[]).includes(f.document_type)) throw validationError({ 'filter[document_type]': [`must be one of ${DOCUMENT_TYPES.join(', ')}`] });
+    if (!(DOCUMENT_TYPES as readonly string[]).includes(f.document_type))
+      throw validationError({ 'filter[document_type]': [`must be one of ${DOCUMENT_TYPES.join(', ')}`] });
     q = q.where('document_type', '=', f.document_type as ResolutionRow['document_type']);
   }
   if (f.prefix !== undefined) q = q.where('prefix', '=', f.prefix);
@@ -111,6 +135,17 @@ export async function listResolutions(ctx: RequestContext, query: Record<string,
  * prefix and document type; numbering continues after the highest folio that prefix already issued.
  * Activating the active resolution again answers it unchanged.
  */
+/**
+ * A numbering resolution's lifecycle (docs/invoicing.md "Resolutions"): drafted, activated (which
+ * retires the active one of its prefix and document type), retired; a retired one may be activated
+ * again. Its events (expiring, exhausted alerts) come from its folios, not from these moves.
+ */
+export const RESOLUTION_MACHINE = new StateMachine<ResolutionStatus, 'create' | 'activate' | 'retire'>('fiscal_resolution', [
+  { from: null, action: 'create', to: 'draft', events: [] },
+  { from: ['draft', 'retired'], action: 'activate', to: 'active', events: [] },
+  { from: ['active'], action: 'retire', to: 'retired', events: [] },
+]);
+
 export async function activateResolution(ctx: RequestContext, id: string): Promise<ResolutionResponse> {
   return inTransaction(ctx.db, async (trx) => {
     const scoped = { ...ctx, db: trx };
@@ -121,8 +156,7 @@ export async function activateResolution(ctx: RequestContext, id: string): Promi
     const siblings = await trx
       .selectFrom('fiscal_resolutions')
       .selectAll()
-      .where('company_id', '=', ctx.companyId)
-      .where('environment', '=', ctx.environment)
+      .$call(inTenant(ctx))
       .where('document_type', '=', target.document_type)
       .where('prefix', '=', target.prefix)
       .orderBy('id')
@@ -132,32 +166,42 @@ export async function activateResolution(ctx: RequestContext, id: string): Promi
     if (row.status === 'active') return toResolutionResponse(row);
     const today = bogotaDate(now);
     if (row.valid_until < today) {
-      throw new ApiError('resolution_not_activatable', { message: `The resolution expired on ${row.valid_until}.`, errors: { valid_until: ['is in the past'] } });
+      throw new ApiError('resolution_not_activatable', {
+        message: `The resolution expired on ${row.valid_until}.`,
+        errors: { valid_until: ['is in the past'] },
+      });
     }
     // Numbers already issued under this prefix are never issued again.
-    const issuedUpTo = siblings.filter((s) => s.id !== row.id && s.next_folio > s.from_folio).reduce((max, s) => (s.next_folio - 1n > max ? s.next_folio - 1n : max), 0n);
+    const issuedUpTo = siblings
+      .filter((s) => s.id !== row.id && s.next_folio > s.from_folio)
+      .reduce((max, s) => (s.next_folio - 1n > max ? s.next_folio - 1n : max), 0n);
     let next = row.next_folio;
     if (issuedUpTo >= next && issuedUpTo >= row.from_folio) next = issuedUpTo + 1n;
     if (next > row.to_folio) {
-      throw new ApiError('resolution_not_activatable', { message: 'The resolution has no folios left.', errors: { to: ['no folios left in the range'] } });
+      throw new ApiError('resolution_not_activatable', {
+        message: 'The resolution has no folios left.',
+        errors: { to: ['no folios left in the range'] },
+      });
     }
-    await trx
-      .updateTable('fiscal_resolutions')
-      .set({ status: 'retired', retired_at: now, updated_at: now })
-      .where('company_id', '=', ctx.companyId)
-      .where('environment', '=', ctx.environment)
-      .where('document_type', '=', row.document_type)
-      .where('prefix', '=', row.prefix)
-      .where('status', '=', 'active')
-      .execute();
-    let activated = await trx
-      .updateTable('fiscal_resolutions')
-      .set({ status: 'active', activated_at: now, retired_at: null, next_folio: next, updated_at: now })
-      .where('company_id', '=', ctx.companyId)
-      .where('environment', '=', ctx.environment)
-      .where('id', '=', row.id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    // The active sibling (one at most: the rows are locked above) is retired first.
+    for (const active of siblings.filter((r) => r.id !== row.id && RESOLUTION_MACHINE.find(r.status, 'retire'))) {
+      await applyTransition(trx, scoped, RESOLUTION_MACHINE, {
+        table: 'fiscal_resolutions',
+        row: active,
+        action: 'retire',
+        now,
+        set: () => ({ retired_at: now }),
+      });
+    }
+    let activated = (
+      await applyTransition(trx, scoped, RESOLUTION_MACHINE, {
+        table: 'fiscal_resolutions',
+        row,
+        action: 'activate',
+        now,
+        set: () => ({ activated_at: now, retired_at: null, next_folio: next }),
+      })
+    ).row;
     activated = await emitDueAlerts(trx, ctx, activated, now);
     if (activated.alerted_expiring_at === null) {
       const runAt = bogotaMidnight(expiringAlertDate(activated.valid_until));

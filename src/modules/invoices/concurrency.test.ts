@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHarness, ENGINE, type Company, type Harness } from '../../../test/harness.ts';
 import { runStamping } from './stamping.ts';
-import { drainJobs, invoiceableCustomer, LINES } from './test-support.ts';
+import { drainJobs, invoiceableCustomer, LINES } from '../../../test/support/invoices.ts';
 
 /** Numbering and money under concurrency (real concurrency on PostgreSQL; serialised on PGlite). */
 describe(`invoices under concurrency (${ENGINE})`, () => {
@@ -24,7 +24,9 @@ describe(`invoices under concurrency (${ENGINE})`, () => {
   test('100 concurrent stamped invoices: folios contiguous, no gap, no duplicate', async () => {
     // 100 on PostgreSQL (the acceptance); fewer on the embedded engine, which serialises everything anyway.
     const N = ENGINE === 'postgres' ? 100 : 25;
-    const created = await Promise.all(Array.from({ length: N }, () => co.req({ url: '/v1/invoices', body: { customer_id: customer.id, items: LINES, stamp_policy: 'on_issue' } })));
+    const created = await Promise.all(
+      Array.from({ length: N }, () => co.req({ url: '/v1/invoices', body: { customer_id: customer.id, items: LINES, stamp_policy: 'on_issue' } })),
+    );
     for (const r of created) assert.equal(r.status, 201, r.raw);
     // Every stamping job at once, each twice (a retry racing the first run).
     const jobs = await stampingJobs();
@@ -52,7 +54,9 @@ describe(`invoices under concurrency (${ENGINE})`, () => {
     await drainJobs(h, co);
     const total = inv.totals.total; // 2,975,000 cents
     const part = Math.floor(total / 15) + 1; // 14 fit, the 15th does not
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => co.req({ url: `/v1/invoices/${inv.id}/credit-notes`, body: { amount: part, reason: `Parcial ${i}` } })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => co.req({ url: `/v1/invoices/${inv.id}/credit-notes`, body: { amount: part, reason: `Parcial ${i}` } })),
+    );
     const ok = results.filter((r) => r.status === 200);
     const refused = results.filter((r) => r.status === 422);
     assert.equal(ok.length + refused.length, 20, results.map((r) => r.raw).join('\n'));

@@ -1,5 +1,5 @@
 import type { Transaction } from 'kysely';
-import type { RequestContext } from '../../platform/context.ts';
+import type { RequestContext, ServiceScope } from '../../platform/context.ts';
 import { inTransaction } from '../../platform/db/database.ts';
 import type { DB } from '../../platform/db/schema.ts';
 import { ApiError } from '../../platform/errors/api-error.ts';
@@ -9,8 +9,11 @@ import type { ResolvedLine } from '../prices/lines.ts';
 import { presentCreditNote } from './present.ts';
 import { CREDIT_NOTE_ID, fromStoredLine, loadInvoice, stampingsOf, toStoredLine } from './queries.ts';
 import type { CreditNoteResponse } from './schemas.ts';
-import { requestStamping, type InvoiceScope } from './stamping.ts';
+import { requestStamping } from './stamping-request.ts';
+import { insertWithTransition } from '../../platform/state-machine.ts';
+import { CREDIT_NOTE_MACHINE } from './lifecycle.ts';
 import type { CreditNoteRow, InvoiceRow } from './tables.ts';
+import { inTenant } from '../../platform/scope.ts';
 
 /**
  * Credit notes (docs/invoicing.md "Credit notes"). A note takes part of what remains of a stamped
@@ -59,18 +62,17 @@ export function splitOverLines(lines: ResolvedLine[], amount: bigint): ResolvedL
 /** Inserts a credit note of `amount` on the locked, stamped invoice and queues its stamping. */
 export async function issueCreditNoteIn(
   trx: Transaction<DB>,
-  scope: InvoiceScope,
+  scope: ServiceScope,
   invoice: InvoiceRow,
   input: { amount: bigint; reason: string; origin: 'api' | 'refund' },
 ): Promise<CreditNoteRow> {
   const remaining = invoice.total - invoice.credited;
   const now = scope.deps.clock.now();
   const lines = splitOverLines(invoice.items.map(fromStoredLine), input.amount);
-  const note = await trx
-    .insertInto('credit_notes')
-    .values({
-      company_id: scope.companyId,
-      environment: scope.environment,
+  const note = await insertWithTransition<CreditNoteRow>(trx, scope, CREDIT_NOTE_MACHINE, {
+    table: 'credit_notes',
+    action: 'create',
+    values: {
       id: prefixedId('cn', now.getTime()),
       invoice_id: invoice.id,
       amount: input.amount,
@@ -79,20 +81,17 @@ export async function issueCreditNoteIn(
       reason: input.reason,
       discrepancy_code: input.amount === remaining ? '2' : '1',
       items: JSON.stringify(lines.map(toStoredLine)),
-      status: 'pending',
       origin: input.origin,
       number: null,
       cude: null,
       created_at: now,
       updated_at: now,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+    },
+  });
   const updated = await trx
     .updateTable('invoices')
     .set({ credited: invoice.credited + input.amount, updated_at: now })
-    .where('company_id', '=', scope.companyId)
-    .where('environment', '=', scope.environment)
+    .$call(inTenant(scope))
     .where('id', '=', invoice.id)
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -101,12 +100,19 @@ export async function issueCreditNoteIn(
 }
 
 /** POST /invoices/{id}/credit-notes. */
-export async function createCreditNote(ctx: RequestContext, invoiceId: string, body: { amount?: number | null; reason?: string | null }): Promise<CreditNoteResponse> {
+export async function createCreditNote(
+  ctx: RequestContext,
+  invoiceId: string,
+  body: { amount?: number | null; reason?: string | null },
+): Promise<CreditNoteResponse> {
   return inTransaction(ctx.db, async (trx) => {
     const scope = { ...ctx, db: trx };
     const invoice = await loadInvoice(scope, invoiceId, true);
     if (invoice.fiscal_status !== 'stamped') {
-      throw new ApiError('credit_note_not_issuable', { message: 'Only a stamped invoice can be corrected by a credit note.', errors: { invoice: ['not stamped'] } });
+      throw new ApiError('credit_note_not_issuable', {
+        message: 'Only a stamped invoice can be corrected by a credit note.',
+        errors: { invoice: ['not stamped'] },
+      });
     }
     const remaining = invoice.total - invoice.credited;
     const amount = body.amount != null ? BigInt(body.amount) : remaining;
@@ -127,8 +133,7 @@ export async function loadCreditNote(ctx: RequestContext, invoiceId: string, id:
   const note = await ctx.db
     .selectFrom('credit_notes')
     .selectAll()
-    .where('company_id', '=', ctx.companyId)
-    .where('environment', '=', ctx.environment)
+    .$call(inTenant(ctx))
     .where('invoice_id', '=', invoice.id)
     .where('id', '=', id)
     .executeTakeFirst();

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { createHarness, type Company, type Harness } from '../../../test/harness.ts';
 import { Receiver } from '../../../test/receiver.ts';
-import { drainJobs } from './test-support.ts';
+import { drainJobs } from '../../../test/support/invoices.ts';
 
 /**
  * End to end over the API only: customer → resolution → invoice on_payment → paid through the test
@@ -42,7 +42,12 @@ describe('invoicing end to end', () => {
   test('customer → invoice on_payment → paid → stamped → documents → refund → credit note', async () => {
     const hook = await co.req({
       url: '/v1/webhooks',
-      body: { name: 'ERP', description: 'invoicing', url: rx.url, events: ['invoice.created', 'invoice.paid', 'invoice.stamped', 'invoice.credit_note_issued'] },
+      body: {
+        name: 'ERP',
+        description: 'invoicing',
+        url: rx.url,
+        events: ['invoice.created', 'invoice.paid', 'invoice.stamped', 'invoice.credit_note_issued'],
+      },
     });
     assert.equal(hook.status, 200, hook.raw);
     const secret = hook.body.data.secret;
@@ -65,7 +70,16 @@ describe('invoicing end to end', () => {
 
     const resolution = await co.req({
       url: '/v1/fiscal-resolutions',
-      body: { number: '18764000001234', prefix: 'FE', document_type: 'invoice', from: 1, to: 5000, valid_from: '2026-01-01', valid_until: '2030-12-31', technical_key: 'a1b2c3d4e5f6a7b8c9d0' },
+      body: {
+        number: '18764000001234',
+        prefix: 'FE',
+        document_type: 'invoice',
+        from: 1,
+        to: 5000,
+        valid_from: '2026-01-01',
+        valid_until: '2030-12-31',
+        technical_key: 'a1b2c3d4e5f6a7b8c9d0',
+      },
     });
     assert.equal(resolution.status, 200, resolution.raw);
     assert.equal(resolution.body.status, 'draft');
@@ -74,7 +88,12 @@ describe('invoicing end to end', () => {
 
     const created = await co.req({
       url: '/v1/invoices',
-      body: { customer_id: customer.body.id, stamp_policy: 'on_payment', name: 'Pedido 778', items: [{ description: 'Licencia anual', unit_amount: 120_000_00, tax: { rate: 19 } }] },
+      body: {
+        customer_id: customer.body.id,
+        stamp_policy: 'on_payment',
+        name: 'Pedido 778',
+        items: [{ description: 'Licencia anual', unit_amount: 120_000_00, tax: { rate: 19 } }],
+      },
       headers: { 'idempotency-key': 'e2e-invoice-1' },
       idem: false,
     });

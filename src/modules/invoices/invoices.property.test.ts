@@ -5,7 +5,7 @@ import { createHarness, type Company, type Harness } from '../../../test/harness
 import { fromBasisPoints } from '../../platform/money.ts';
 import { ALLOWED_RATES_BP, type TaxType } from '../prices/tax.ts';
 import { splitOverLines } from './credit-notes.ts';
-import { invoiceableCustomer } from './test-support.ts';
+import { invoiceableCustomer } from '../../../test/support/invoices.ts';
 
 /**
  * For random line sets (exclusive and inclusive, catalog and free lines, several rates of IVA and
@@ -16,7 +16,11 @@ import { invoiceableCustomer } from './test-support.ts';
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 25);
 
 const taxArb = fc.constantFrom<TaxType>('iva', 'inc').chain((type) =>
-  fc.record({ type: fc.constant(type), rate: fc.constantFrom(...ALLOWED_RATES_BP[type].map((bp) => fromBasisPoints(bp))), behavior: fc.constantFrom('exclusive', 'inclusive') }),
+  fc.record({
+    type: fc.constant(type),
+    rate: fc.constantFrom(...ALLOWED_RATES_BP[type].map((bp) => fromBasisPoints(bp))),
+    behavior: fc.constantFrom('exclusive', 'inclusive'),
+  }),
 );
 
 describe('invoices: preview and create agree', () => {
@@ -37,8 +41,17 @@ describe('invoices: preview and create agree', () => {
   after(() => h.close());
 
   test('identical numbers; totals = sum of lines', async () => {
-    const free = fc.record({ description: fc.constantFrom('Servicio', 'Ítem ñ'), unit_amount: fc.integer({ min: 1, max: 50_000_000 }), quantity: fc.integer({ min: 1, max: 20 }), tax: fc.option(taxArb, { nil: undefined }) });
-    const catalog = fc.record({ price_id: fc.constantFrom(...prices), quantity: fc.integer({ min: 1, max: 20 }), tax: fc.option(taxArb, { nil: undefined }) });
+    const free = fc.record({
+      description: fc.constantFrom('Servicio', 'Ítem ñ'),
+      unit_amount: fc.integer({ min: 1, max: 50_000_000 }),
+      quantity: fc.integer({ min: 1, max: 20 }),
+      tax: fc.option(taxArb, { nil: undefined }),
+    });
+    const catalog = fc.record({
+      price_id: fc.constantFrom(...prices),
+      quantity: fc.integer({ min: 1, max: 20 }),
+      tax: fc.option(taxArb, { nil: undefined }),
+    });
     await fc.assert(
       fc.asyncProperty(fc.array(fc.oneof(free, catalog), { minLength: 1, maxLength: 8 }), async (items) => {
         const preview = await co.req({ url: '/v1/invoices/preview', body: { items } });
@@ -57,7 +70,7 @@ describe('invoices: preview and create agree', () => {
         assert.equal(p.subtotal, sum('subtotal'));
         assert.equal(p.tax_amount, sum('tax_amount'));
         assert.equal(p.total, sum('total'));
-        assert.equal(Math.round(created.body.amount * 100), p.total, "amount is the total in pesos");
+        assert.equal(Math.round(created.body.amount * 100), p.total, 'amount is the total in pesos');
         for (const l of p.items) assert.equal(l.subtotal + l.tax_amount, l.total);
       }),
       { numRuns: RUNS },
@@ -68,11 +81,25 @@ describe('invoices: preview and create agree', () => {
     const line = fc.record({ total: fc.bigInt({ min: 1n, max: 10n ** 11n }), bp: fc.constantFrom(0, 500, 1900, 800) });
     fc.assert(
       fc.property(fc.array(line, { minLength: 1, maxLength: 10 }), fc.double({ min: 0, max: 1, noNaN: true }), (ls, f) => {
-        const lines = ls.map((l) => ({ price_id: null, description: 'x', quantity: 1, unit_amount: l.total, subtotal: l.total, tax_code: '01' as const, tax_rate_bp: l.bp, tax_behavior: 'exclusive' as const, tax_amount: 0n, total: l.total }));
+        const lines = ls.map((l) => ({
+          price_id: null,
+          description: 'x',
+          quantity: 1,
+          unit_amount: l.total,
+          subtotal: l.total,
+          tax_code: '01' as const,
+          tax_rate_bp: l.bp,
+          tax_behavior: 'exclusive' as const,
+          tax_amount: 0n,
+          total: l.total,
+        }));
         const total = lines.reduce((s, l) => s + l.total, 0n);
         const amount = 1n + (BigInt(Math.floor(f * 1e6)) * (total - 1n)) / 1_000_000n;
         const split = splitOverLines(lines, amount);
-        assert.equal(split.reduce((s, l) => s + l.total, 0n), amount);
+        assert.equal(
+          split.reduce((s, l) => s + l.total, 0n),
+          amount,
+        );
         for (const l of split) {
           assert.equal(l.subtotal + l.tax_amount, l.total);
           assert.ok(l.subtotal >= 0n && l.tax_amount >= 0n);

@@ -2,11 +2,10 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHarness, expectError, expectValidation, type Company, type Harness } from '../../../test/harness.ts';
 import { expectScoped } from '../../../test/auth-matrix.ts';
-import { drainJobs, eventsOf, invoiceableCustomer, LINES } from './test-support.ts';
+import { drainJobs, eventsOf, invoiceableCustomer, LINES } from '../../../test/support/invoices.ts';
 import { runStamping } from './stamping.ts';
-import { readAttachedDocument } from './dian/attached-document.ts';
-import { createFiscalPorts, setFiscalPorts } from './fiscal-ports.ts';
-import type { SubmitInput } from './ports.ts';
+import { readAttachedDocument } from '../../documents/dian/attached-document.ts';
+import type { SubmitInput } from '../../rails/tax-authority/port.ts';
 
 describe('invoices', () => {
   let h: Harness;
@@ -21,10 +20,18 @@ describe('invoices', () => {
   });
   after(() => h.close());
 
-  const create = (body: Record<string, unknown>, opts: { env?: 'test' | 'live'; c?: Company } = {}) => (opts.c ?? co).req({ url: '/v1/invoices', body, env: opts.env });
+  const create = (body: Record<string, unknown>, opts: { env?: 'test' | 'live'; c?: Company } = {}) =>
+    (opts.c ?? co).req({ url: '/v1/invoices', body, env: opts.env });
 
   test('with items: 201, the SPEC object, its payment in GET /payments, invoice.created', async () => {
-    const res = await create({ customer_id: customer.id, items: LINES, name: 'Servicios de marzo', reference: 'REF-000123', due_date: '2026-12-31', metadata: [{ key: 'order', value: 77 }] });
+    const res = await create({
+      customer_id: customer.id,
+      items: LINES,
+      name: 'Servicios de marzo',
+      reference: 'REF-000123',
+      due_date: '2026-12-31',
+      metadata: [{ key: 'order', value: 77 }],
+    });
     assert.equal(res.status, 201, res.raw);
     const inv = res.body;
     assert.match(inv.id, /^inv_[0-9a-z]{26}$/);
@@ -34,8 +41,24 @@ describe('invoices', () => {
     assert.equal(inv.currency, 'COP');
     assert.deepEqual(inv.customer, { id: customer.id, name: 'Ana Pérez', document_number: '1020304050' });
     // 2 × 10,000.00 + 19 % = 23,800.00; 5,950.00 inclusive of 19 % = 5,000.00 + 950.00
-    assert.deepEqual(inv.items[0], { description: 'Consultoría', quantity: 2, unit_amount: 1_000_000, subtotal: 2_000_000, tax_rate: 19, tax_amount: 380_000, total: 2_380_000 });
-    assert.deepEqual(inv.items[1], { description: 'Soporte', quantity: 1, unit_amount: 595_000, subtotal: 500_000, tax_rate: 19, tax_amount: 95_000, total: 595_000 });
+    assert.deepEqual(inv.items[0], {
+      description: 'Consultoría',
+      quantity: 2,
+      unit_amount: 1_000_000,
+      subtotal: 2_000_000,
+      tax_rate: 19,
+      tax_amount: 380_000,
+      total: 2_380_000,
+    });
+    assert.deepEqual(inv.items[1], {
+      description: 'Soporte',
+      quantity: 1,
+      unit_amount: 595_000,
+      subtotal: 500_000,
+      tax_rate: 19,
+      tax_amount: 95_000,
+      total: 595_000,
+    });
     assert.deepEqual(inv.totals, { subtotal: 2_500_000, tax_amount: 475_000, total: 2_975_000 });
     assert.equal(inv.amount, 29_750);
     assert.deepEqual(inv.stampings, []);
@@ -108,7 +131,10 @@ describe('invoices', () => {
   });
 
   test('customer_not_invoiceable lists every missing receiver field at once; none requires nothing', async () => {
-    const bare = await co.req({ url: '/v1/customers', body: { first_name: 'Empresa', type: 'company', document_type: 'NIT', document_number: '900123456' } });
+    const bare = await co.req({
+      url: '/v1/customers',
+      body: { first_name: 'Empresa', type: 'company', document_type: 'NIT', document_number: '900123456' },
+    });
     assert.equal(bare.status, 200, bare.raw);
     for (const policy of ['on_issue', 'on_payment', 'manual']) {
       const res = await create({ customer_id: bare.body.id, items: LINES, stamp_policy: policy });
@@ -123,7 +149,12 @@ describe('invoices', () => {
     const natural = await co.req({ url: '/v1/customers', body: { first_name: 'Solo nombre' } });
     const res = await create({ customer_id: natural.body.id, items: LINES, stamp_policy: 'on_issue' });
     expectError(res, 422, 'customer_not_invoiceable');
-    assert.deepEqual(Object.keys(res.body.errors).sort(), ['customer.address', 'customer.document_number', 'customer.document_type', 'customer.email']);
+    assert.deepEqual(Object.keys(res.body.errors).sort(), [
+      'customer.address',
+      'customer.document_number',
+      'customer.document_type',
+      'customer.email',
+    ]);
     assert.equal((await create({ customer_id: bare.body.id, items: LINES })).status, 201);
   });
 
@@ -149,7 +180,10 @@ describe('invoices', () => {
     assert.equal(inv.cufe, st.cufe);
 
     const ev = (await eventsOf(co, 'invoice.stamped')).find((e) => e.data.invoice_id === inv.id);
-    assert.deepEqual(ev.data, { invoice_id: inv.id, stamping: { type: 'invoice', status: 'accepted', number: st.number, cufe: st.cufe, xml_url: st.xml_url, pdf_url: st.pdf_url, total: 2_975_000 } });
+    assert.deepEqual(ev.data, {
+      invoice_id: inv.id,
+      stamping: { type: 'invoice', status: 'accepted', number: st.number, cufe: st.cufe, xml_url: st.xml_url, pdf_url: st.pdf_url, total: 2_975_000 },
+    });
 
     const xml = await co.req({ url: `/v1/invoices/${inv.id}/xml` });
     assert.equal(xml.status, 200);
@@ -162,8 +196,15 @@ describe('invoices', () => {
 
     const mails = h.runtime.deps.rails.test.email.to(customer.email);
     assert.equal(mails.length, 1);
-    assert.deepEqual(mails[0].attachments.map((a) => a.filename), [`ad-${st.number}.xml`, `${st.number}.pdf`]);
-    assert.equal(readAttachedDocument(String(mails[0].attachments[0].content)).document, xml.raw, 'the AttachedDocument carries the served XML byte for byte');
+    assert.deepEqual(
+      mails[0].attachments.map((a) => a.filename),
+      [`ad-${st.number}.xml`, `${st.number}.pdf`],
+    );
+    assert.equal(
+      readAttachedDocument(String(mails[0].attachments[0].content)).document,
+      xml.raw,
+      'the AttachedDocument carries the served XML byte for byte',
+    );
 
     // Stamped: no second stamping, ever.
     expectError(await co.req({ url: `/v1/invoices/${inv.id}/stamp`, body: {} }), 422, 'invoice_not_stampable');
@@ -180,7 +221,10 @@ describe('invoices', () => {
     assert.equal(inv.stampings[0].status, 'rejected');
     assert.match(inv.stampings[0].rejection_reason, /^Regla: FAJ43b, Rechazo: /);
     const ev = (await eventsOf(co, 'invoice.stamp_rejected')).find((e) => e.data.invoice_id === inv.id);
-    assert.deepEqual(ev.data, { invoice_id: inv.id, stamping: { status: 'rejected', number: inv.stampings[0].number, rejection_reason: inv.stampings[0].rejection_reason } });
+    assert.deepEqual(ev.data, {
+      invoice_id: inv.id,
+      stamping: { status: 'rejected', number: inv.stampings[0].number, rejection_reason: inv.stampings[0].rejection_reason },
+    });
     expectError(await co.req({ url: `/v1/invoices/${inv.id}/xml` }), 404, 'record_not_found');
   });
 
@@ -215,13 +259,21 @@ describe('invoices', () => {
     await drainJobs(h, co);
     const done = (await co.req({ url: `/v1/invoices/${inv.id}` })).body;
     assert.equal(done.fiscal_status, 'stamped');
-    assert.deepEqual(done.stampings.map((s: any) => s.status), ['rejected', 'accepted']);
+    assert.deepEqual(
+      done.stampings.map((s: any) => s.status),
+      ['rejected', 'accepted'],
+    );
     assert.equal(done.stampings[0].number, done.stampings[1].number, 'the retry keeps the folio');
   });
 
   test('a job run twice (a retry) consumes one folio and accepts one document', async () => {
     const inv = (await create({ customer_id: customer.id, items: LINES, stamp_policy: 'on_issue' })).body;
-    const job = await h.runtime.deps.database.db.selectFrom('jobs').selectAll().where('kind', '=', 'invoices.stamp').orderBy('run_at', 'desc').executeTakeFirstOrThrow();
+    const job = await h.runtime.deps.database.db
+      .selectFrom('jobs')
+      .selectAll()
+      .where('kind', '=', 'invoices.stamp')
+      .orderBy('run_at', 'desc')
+      .executeTakeFirstOrThrow();
     await Promise.all([runStamping(h.runtime.deps, job.payload), runStamping(h.runtime.deps, job.payload)]);
     await runStamping(h.runtime.deps, job.payload);
     await drainJobs(h, co);
@@ -233,13 +285,13 @@ describe('invoices', () => {
   });
 
   test('a submission whose answer is lost is settled by status, never submitted twice', async () => {
-    const real = createFiscalPorts(h.runtime.deps);
+    const real = h.runtime.deps.rails.taxAuthority.test;
     const calls: string[] = [];
     let lose = true;
     const authority = {
       async submit(input: SubmitInput) {
         calls.push('submit');
-        const out = await real.test.authority.submit(input);
+        const out = await real.submit(input);
         if (lose) {
           lose = false;
           throw new Error('connection reset after the document was handed over');
@@ -248,20 +300,25 @@ describe('invoices', () => {
       },
       async status(input: SubmitInput & { trackId: string }) {
         calls.push(`status:${input.trackId === input.built.identityCode ? 'identity' : 'track'}`);
-        return real.test.authority.status(input);
+        return real.status(input);
       },
     };
-    setFiscalPorts(h.runtime.deps, { ...real, test: { builder: real.test.builder, authority } });
+    h.runtime.deps.rails.taxAuthority.test = authority;
     try {
       const inv = (await create({ customer_id: customer.id, items: LINES, stamp_policy: 'on_issue' })).body;
-      const job = await h.runtime.deps.database.db.selectFrom('jobs').selectAll().where('kind', '=', 'invoices.stamp').orderBy('run_at', 'desc').executeTakeFirstOrThrow();
+      const job = await h.runtime.deps.database.db
+        .selectFrom('jobs')
+        .selectAll()
+        .where('kind', '=', 'invoices.stamp')
+        .orderBy('run_at', 'desc')
+        .executeTakeFirstOrThrow();
       await assert.rejects(runStamping(h.runtime.deps, job.payload), /connection reset/);
       await runStamping(h.runtime.deps, job.payload); // the queue's retry
       assert.deepEqual(calls, ['submit', 'status:identity']);
       await drainJobs(h, co);
       assert.equal((await co.req({ url: `/v1/invoices/${inv.id}` })).body.fiscal_status, 'stamped');
     } finally {
-      setFiscalPorts(h.runtime.deps, real);
+      h.runtime.deps.rails.taxAuthority.test = real;
     }
   });
 
@@ -287,7 +344,12 @@ describe('invoices', () => {
 
   test('credit notes: not stamped refused; partial ones repeat up to the total; CUDE, event, reads', async () => {
     const draft = (await create({ customer_id: customer.id, items: LINES })).body;
-    expectError(await co.req({ url: `/v1/invoices/${draft.id}/credit-notes`, body: { amount: 100, reason: 'x' } }), 422, 'credit_note_not_issuable', 'credit_note_not_issuable');
+    expectError(
+      await co.req({ url: `/v1/invoices/${draft.id}/credit-notes`, body: { amount: 100, reason: 'x' } }),
+      422,
+      'credit_note_not_issuable',
+      'credit_note_not_issuable',
+    );
 
     const inv = (await create({ customer_id: customer.id, items: LINES, stamp_policy: 'on_issue' })).body;
     await drainJobs(h, co);
@@ -300,7 +362,11 @@ describe('invoices', () => {
     const sum = (k: string) => first.body.items.reduce((s: number, l: any) => s + l[k], 0);
     assert.equal(sum('total'), 1_000_001, 'the lines add up to the note');
     assert.equal(sum('subtotal') + sum('tax_amount'), 1_000_001);
-    expectError(await co.req({ url: `/v1/invoices/${inv.id}/credit-notes`, body: { amount: 2_000_000, reason: 'too much' } }), 422, 'credit_note_not_issuable');
+    expectError(
+      await co.req({ url: `/v1/invoices/${inv.id}/credit-notes`, body: { amount: 2_000_000, reason: 'too much' } }),
+      422,
+      'credit_note_not_issuable',
+    );
     expectValidation(await co.req({ url: `/v1/invoices/${inv.id}/credit-notes`, body: { amount: 0 } }), 'amount');
     expectValidation(await co.req({ url: `/v1/invoices/${inv.id}/credit-notes`, body: { amount: 10.5 } }), 'amount');
     const rest = await co.req({ url: `/v1/invoices/${inv.id}/credit-notes`, body: { reason: 'Anulación' } });
@@ -358,14 +424,21 @@ describe('invoices', () => {
     const first = (await third.req({ url: '/v1/invoices', body: { customer_id: buyer.id, items: LINES, stamp_policy: 'on_issue' } })).body;
     await drainJobs(h, third);
     assert.equal((await third.req({ url: `/v1/invoices/${first.id}` })).body.fiscal_status, 'stamped');
-    await h.runtime.deps.database.db.updateTable('fiscal_resolutions').set((eb) => ({ next_folio: eb('to_folio', '+', 1n) })).where('company_id', '=', third.company.id).execute();
+    await h.runtime.deps.database.db
+      .updateTable('fiscal_resolutions')
+      .set((eb) => ({ next_folio: eb('to_folio', '+', 1n) }))
+      .where('company_id', '=', third.company.id)
+      .execute();
     const res = await third.req({ url: '/v1/invoices', body: { customer_id: buyer.id, items: LINES, stamp_policy: 'on_issue' } });
     assert.equal(res.status, 201, res.raw);
     await drainJobs(h, third);
     const inv = (await third.req({ url: `/v1/invoices/${res.body.id}` })).body;
     assert.equal(inv.status, 'CREATED');
     assert.equal(inv.fiscal_status, 'rejected');
-    assert.deepEqual(inv.stampings.map((s: any) => [s.status, s.number, s.rejection_reason]), [['rejected', null, 'resolution_not_activatable']]);
+    assert.deepEqual(
+      inv.stampings.map((s: any) => [s.status, s.number, s.rejection_reason]),
+      [['rejected', null, 'resolution_not_activatable']],
+    );
     const ev = (await eventsOf(third, 'invoice.stamp_rejected')).find((e) => e.data.invoice_id === inv.id);
     assert.deepEqual(ev.data, { invoice_id: inv.id, stamping: { status: 'rejected', number: null, rejection_reason: 'resolution_not_activatable' } });
   });
@@ -374,7 +447,14 @@ describe('invoices', () => {
     const buyer = await co.req({
       url: '/v1/customers',
       env: 'live',
-      body: { first_name: 'Live', last_name: 'Buyer', email: 'live.buyer@example.com', document_type: 'CC', document_number: '123456789', address: { line: 'Calle 1', city_code: '11001' } },
+      body: {
+        first_name: 'Live',
+        last_name: 'Buyer',
+        email: 'live.buyer@example.com',
+        document_type: 'CC',
+        document_number: '123456789',
+        address: { line: 'Calle 1', city_code: '11001' },
+      },
     });
     const res = await create({ customer_id: buyer.body.id, items: LINES, stamp_policy: 'on_issue' }, { env: 'live' });
     assert.equal(res.status, 201, res.raw);

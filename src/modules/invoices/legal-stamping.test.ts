@@ -5,13 +5,13 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createHarness, type Company, type Harness } from '../../../test/harness.ts';
 import { ensureTestCertificate, loadFiscalIssuer } from '../fiscal/profile.ts';
-import { readAttachedDocument, readApplicationResponse, sandboxAuthorityKey } from './dian/attached-document.ts';
-import { generateTestCertificate, loadSigningKey } from './dian/certificate.ts';
-import { skipSchemaReason, skipXmlsecReason, tempDir, XSD, xmllintBatch, xmlsecBatch } from './dian/testing.ts';
-import { DocumentBuildError } from './dian/ubl.ts';
-import { createFiscalPorts, setFiscalPorts } from './fiscal-ports.ts';
-import { runStamping, STAMP_JOB, stampingIssuer, POLL_MS } from './stamping.ts';
-import { drainJobs, invoiceableCustomer, LINES } from './test-support.ts';
+import { readAttachedDocument, readApplicationResponse, sandboxAuthorityKey } from '../../documents/dian/attached-document.ts';
+import { generateTestCertificate, loadSigningKey } from '../../documents/dian/certificate.ts';
+import { skipSchemaReason, skipXmlsecReason, tempDir, XSD, xmllintBatch, xmlsecBatch } from '../../../test/support/dian.ts';
+import { DocumentBuildError } from '../../documents/dian/ubl.ts';
+import { runStamping, stampingIssuer } from './stamping.ts';
+import { STAMP_JOB, POLL_MS } from './stamping-request.ts';
+import { drainJobs, invoiceableCustomer, LINES } from '../../../test/support/invoices.ts';
 
 /**
  * The legal document through the API (docs/dian.md "Stamping with the legal document"): the real
@@ -35,7 +35,13 @@ describe('stamping the legal document', () => {
 
   const scope = (env: 'test' | 'live' = 'test') => ({ companyId: co.company.id, environment: env });
   const stampingOf = (invoiceId: string) =>
-    h.runtime.deps.database.db.selectFrom('stampings').selectAll().where('company_id', '=', co.company.id).where('invoice_id', '=', invoiceId).orderBy('created_at', 'desc').execute();
+    h.runtime.deps.database.db
+      .selectFrom('stampings')
+      .selectAll()
+      .where('company_id', '=', co.company.id)
+      .where('invoice_id', '=', invoiceId)
+      .orderBy('created_at', 'desc')
+      .execute();
 
   test('the test certificate is generated once at first use, stored in the test profile and reused; live never generates one', async () => {
     const before = (await co.req({ url: '/v1/fiscal-profile' })).body;
@@ -59,7 +65,10 @@ describe('stamping the legal document', () => {
       return c;
     };
     const db = h.runtime.deps.database.db;
-    const [x, y] = await Promise.all([ensureTestCertificate(db, otherScope, h.clock.now(), generate), ensureTestCertificate(db, otherScope, h.clock.now(), generate)]);
+    const [x, y] = await Promise.all([
+      ensureTestCertificate(db, otherScope, h.clock.now(), generate),
+      ensureTestCertificate(db, otherScope, h.clock.now(), generate),
+    ]);
     assert.equal(made.length, 2, 'both generated');
     assert.ok(x?.certificate && y?.certificate && x.certificate.p12.equals(y.certificate.p12), 'one stored, both sign with it');
     assert.ok(made.some((p) => p.equals(x.certificate!.p12)));
@@ -76,7 +85,16 @@ describe('stamping the legal document', () => {
       url: '/v1/fiscal-profile',
       method: 'PUT',
       env: 'live',
-      body: { nit: '900373115', dv: '3', legal_name: 'Vivo SAS', address: { line: 'Calle 1', city_code: '11001' }, fiscal_responsibilities: ['O-13'], tax_regime: '48', software_id: 'sw-live', software_pin: '54321' },
+      body: {
+        nit: '900373115',
+        dv: '3',
+        legal_name: 'Vivo SAS',
+        address: { line: 'Calle 1', city_code: '11001' },
+        fiscal_responsibilities: ['O-13'],
+        tax_regime: '48',
+        software_id: 'sw-live',
+        software_pin: '54321',
+      },
     });
     assert.equal(put.status, 200, put.raw);
     const live = await stampingIssuer(h.runtime.deps, scope('live'));
@@ -108,7 +126,13 @@ describe('stamping the legal document', () => {
 
     const mails = h.runtime.deps.rails.test.email.to(customer.email);
     assert.equal(mails.length, 1);
-    assert.deepEqual(mails[0].attachments.map((a) => [a.filename, a.contentType]), [[`ad-${detail.number}.xml`, 'application/xml'], [`${detail.number}.pdf`, 'application/pdf']]);
+    assert.deepEqual(
+      mails[0].attachments.map((a) => [a.filename, a.contentType]),
+      [
+        [`ad-${detail.number}.xml`, 'application/xml'],
+        [`${detail.number}.pdf`, 'application/pdf'],
+      ],
+    );
     assert.equal(String(mails[0].attachments[0].content), attached);
     const inside = readAttachedDocument(attached);
     assert.equal(inside.document, invoiceXml, 'the signed invoice, byte for byte');
@@ -128,46 +152,62 @@ describe('stamping the legal document', () => {
     noteXml = noteRes.raw;
     assert.ok(noteXml.includes('<CreditNote xmlns="urn:oasis:names:specification:ubl:schema:xsd:CreditNote-2'));
     assert.ok(noteXml.includes(`>${detail.cufe}</cbc:UUID>`), 'it references the invoice CUFE');
-    for (const [name, content] of [['invoice.xml', invoiceXml], ['note.xml', noteXml], ['attached.xml', attached], ['answer.xml', applicationResponse]]) fs.writeFileSync(path.join(dir, name), content);
+    for (const [name, content] of [
+      ['invoice.xml', invoiceXml],
+      ['note.xml', noteXml],
+      ['attached.xml', attached],
+      ['answer.xml', applicationResponse],
+    ])
+      fs.writeFileSync(path.join(dir, name), content);
   });
 
-  test('the served invoice and credit note validate against the UBL 2.1 + DIAN XSDs (xmllint), with the AttachedDocument and ApplicationResponse', { skip: skipSchemaReason() }, () => {
-    assert.ok(invoiceXml && noteXml, 'the previous test stamped them');
-    for (const [schema, file] of [[XSD.Invoice, 'invoice.xml'], [XSD.CreditNote, 'note.xml'], [XSD.AttachedDocument, 'attached.xml'], [XSD.ApplicationResponse, 'answer.xml']]) {
-      const r = xmllintBatch(schema, [path.join(dir, file)]);
-      assert.ok(r.ok, `${file}: ${r.output.slice(0, 2000)}`);
-    }
-  });
+  test(
+    'the served invoice and credit note validate against the UBL 2.1 + DIAN XSDs (xmllint), with the AttachedDocument and ApplicationResponse',
+    { skip: skipSchemaReason() },
+    () => {
+      assert.ok(invoiceXml && noteXml, 'the previous test stamped them');
+      for (const [schema, file] of [
+        [XSD.Invoice, 'invoice.xml'],
+        [XSD.CreditNote, 'note.xml'],
+        [XSD.AttachedDocument, 'attached.xml'],
+        [XSD.ApplicationResponse, 'answer.xml'],
+      ]) {
+        const r = xmllintBatch(schema, [path.join(dir, file)]);
+        assert.ok(r.ok, `${file}: ${r.output.slice(0, 2000)}`);
+      }
+    },
+  );
 
-  test('their signatures verify with xmlsec1 (issuer certificate; the ApplicationResponse with the sandbox authority\'s)', { skip: skipXmlsecReason() }, async () => {
-    assert.ok(invoiceXml && noteXml, 'the previous test stamped them');
-    const issuer = await loadFiscalIssuer(h.runtime.deps.database.db, scope());
-    const pem = loadSigningKey(issuer!.certificate!).certificatePem;
-    const r = xmlsecBatch(pem, ['invoice.xml', 'note.xml', 'attached.xml'].map((f) => path.join(dir, f)));
-    assert.ok(r.ok, r.output.slice(-2000));
-    assert.equal(r.verified, 3);
-    const answer = xmlsecBatch(sandboxAuthorityKey().certificatePem, [path.join(dir, 'answer.xml')]);
-    assert.ok(answer.ok, answer.output.slice(-2000));
-  });
+  test(
+    "their signatures verify with xmlsec1 (issuer certificate; the ApplicationResponse with the sandbox authority's)",
+    { skip: skipXmlsecReason() },
+    async () => {
+      assert.ok(invoiceXml && noteXml, 'the previous test stamped them');
+      const issuer = await loadFiscalIssuer(h.runtime.deps.database.db, scope());
+      const pem = loadSigningKey(issuer!.certificate!).certificatePem;
+      const r = xmlsecBatch(
+        pem,
+        ['invoice.xml', 'note.xml', 'attached.xml'].map((f) => path.join(dir, f)),
+      );
+      assert.ok(r.ok, r.output.slice(-2000));
+      assert.equal(r.verified, 3);
+      const answer = xmlsecBatch(sandboxAuthorityKey().certificatePem, [path.join(dir, 'answer.xml')]);
+      assert.ok(answer.ok, answer.output.slice(-2000));
+    },
+  );
 
-  test('the sandbox rejects a document changed after signing, with the verifier\'s rule codes', async () => {
+  test("the sandbox rejects a document changed after signing, with the verifier's rule codes", async () => {
     const deps = h.runtime.deps;
-    const real = createFiscalPorts(deps);
-    setFiscalPorts(deps, {
-      ...real,
-      test: {
-        authority: real.test.authority,
-        builder: {
-          build: async (d) => {
-            const b = await real.test.builder.build(d);
-            const xml = b.xml.replace(/(<cbc:PayableAmount currencyID="COP">)[\d.]+(<\/cbc:PayableAmount>)/, '$11.00$2');
-            assert.notEqual(xml, b.xml);
-            return { ...b, xml };
-          },
-          renderPdf: (d, b) => real.test.builder.renderPdf(d, b),
-        },
+    const real = deps.documents;
+    deps.documents = {
+      build: async (d) => {
+        const b = await real.build(d);
+        const xml = b.xml.replace(/(<cbc:PayableAmount currencyID="COP">)[\d.]+(<\/cbc:PayableAmount>)/, '$11.00$2');
+        assert.notEqual(xml, b.xml);
+        return { ...b, xml };
       },
-    });
+      renderPdf: (d, b) => real.renderPdf(d, b),
+    };
     try {
       const inv = (await co.req({ url: '/v1/invoices', body: { customer_id: customer.id, items: LINES, stamp_policy: 'on_issue' } })).body;
       await drainJobs(h, co);
@@ -177,27 +217,21 @@ describe('stamping the legal document', () => {
       assert.match(reason, /Regla: ZE02, Rechazo: /, 'the signature no longer matches');
       assert.match(reason, /Regla: FAU14, Rechazo: /, 'the payable amount no longer adds up');
     } finally {
-      setFiscalPorts(deps, createFiscalPorts(deps));
+      deps.documents = real;
     }
   });
 
   test('a document that cannot be built is settled rejected at once (document_build_failed), not retried', async () => {
     const deps = h.runtime.deps;
-    const real = createFiscalPorts(deps);
+    const real = deps.documents;
     let builds = 0;
-    setFiscalPorts(deps, {
-      ...real,
-      test: {
-        authority: real.test.authority,
-        builder: {
-          build: async () => {
-            builds++;
-            throw new DocumentBuildError('unknown DIVIPOLA municipality 99999');
-          },
-          renderPdf: (d, b) => real.test.builder.renderPdf(d, b),
-        },
+    deps.documents = {
+      build: async () => {
+        builds++;
+        throw new DocumentBuildError('unknown DIVIPOLA municipality 99999');
       },
-    });
+      renderPdf: (d, b) => real.renderPdf(d, b),
+    };
     try {
       const inv = (await co.req({ url: '/v1/invoices', body: { customer_id: customer.id, items: LINES, stamp_policy: 'on_issue' } })).body;
       await drainJobs(h, co);
@@ -208,7 +242,7 @@ describe('stamping the legal document', () => {
       const left = await deps.database.db.selectFrom('jobs').select('payload').where('kind', '=', STAMP_JOB).execute();
       assert.ok(!left.some((j) => j.payload.company_id === co.company.id), 'no job left to retry');
     } finally {
-      setFiscalPorts(deps, createFiscalPorts(deps));
+      deps.documents = real;
     }
   });
 
@@ -240,6 +274,8 @@ describe('stamping the legal document', () => {
     await drainJobs(h, co);
     const sorted = [...samples].sort((a, b) => a - b);
     const avg = samples.reduce((s, x) => s + x, 0) / samples.length;
-    t.diagnostic(`stamping latency over ${samples.length} invoices (${h.runtime.deps.database.engine}): avg ${avg.toFixed(1)} ms, p50 ${sorted[10].toFixed(1)} ms, max ${sorted[sorted.length - 1].toFixed(1)} ms`);
+    t.diagnostic(
+      `stamping latency over ${samples.length} invoices (${h.runtime.deps.database.engine}): avg ${avg.toFixed(1)} ms, p50 ${sorted[10].toFixed(1)} ms, max ${sorted[sorted.length - 1].toFixed(1)} ms`,
+    );
   });
 });

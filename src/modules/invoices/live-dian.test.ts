@@ -2,11 +2,12 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHarness, expectValidation, type Company, type Harness } from '../../../test/harness.ts';
 import { importRanges } from '../fiscal/import-ranges.ts';
-import { FakeDianServer, makeTestCertificate } from './dian/fake-dian-server.ts';
-import { LiveDianAuthority } from './dian/live-authority.ts';
-import { fiscalPorts, setFiscalPorts } from './fiscal-ports.ts';
-import { runStamping, STAMP_JOB } from './stamping.ts';
-import { drainJobs, LINES } from './test-support.ts';
+import { FakeDianServer, makeTestCertificate } from '../../../test/fakes/dian-server.ts';
+import { dianConfigFromProfile } from '../fiscal/dian-config.ts';
+import { LiveDianAuthority } from '../../rails/tax-authority/live.ts';
+import { runStamping } from './stamping.ts';
+import { STAMP_JOB } from './stamping-request.ts';
+import { drainJobs, LINES } from '../../../test/support/invoices.ts';
 
 /**
  * The live environment end to end against the fake DIAN SOAP server (which checks every request's
@@ -27,7 +28,14 @@ const RANGE = {
   validDateTo: '2099-01-19',
   technicalKey: 'fc8eac422eba16e22ffd8c6f94b3f40a6e38162c',
 };
-const EXPIRED = { ...RANGE, resolutionNumber: '18760000002', prefix: 'OLD', validDateFrom: '2018-01-01', validDateTo: '2019-01-01', technicalKey: 'abc123' };
+const EXPIRED = {
+  ...RANGE,
+  resolutionNumber: '18760000002',
+  prefix: 'OLD',
+  validDateFrom: '2018-01-01',
+  validDateTo: '2019-01-01',
+  technicalKey: 'abc123',
+};
 
 describe('live stamping through the DIAN web service (fake DIAN server)', () => {
   let h: Harness;
@@ -80,7 +88,14 @@ describe('live stamping through the DIAN web service (fake DIAN server)', () => 
     const customer = await co.req({
       url: '/v1/customers',
       env: 'live',
-      body: { first_name: 'Ana', last_name: 'Pérez', email: 'ana.live@example.com', document_type: 'CC', document_number: '1020304050', address: { line: 'Calle 100 # 10-20', city_code: '11001' } },
+      body: {
+        first_name: 'Ana',
+        last_name: 'Pérez',
+        email: 'ana.live@example.com',
+        document_type: 'CC',
+        document_number: '1020304050',
+        address: { line: 'Calle 100 # 10-20', city_code: '11001' },
+      },
     });
     assert.equal(customer.status, 200, customer.raw);
     customerId = customer.body.id;
@@ -116,17 +131,38 @@ describe('live stamping through the DIAN web service (fake DIAN server)', () => 
     const lines: string[] = [];
     const first = await importRanges(db, { company: co.company.id, env: 'live' }, { clock: h.clock }, (l) => lines.push(l));
     assert.equal(first.ranges_found, 2);
-    assert.deepEqual(first.created.map((r) => [r.number, r.prefix, r.from, r.to, r.technical_key, r.status]), [['18760000001', 'SETP', 990000000, 995000000, RANGE.technicalKey, 'draft']]);
-    assert.deepEqual(first.skipped.map((s) => [s.number, s.reason]), [['18760000002', 'expired']]);
-    assert.ok(lines.some((l) => /DIAN returned 2 range/.test(l)), lines.join('\n'));
+    assert.deepEqual(
+      first.created.map((r) => [r.number, r.prefix, r.from, r.to, r.technical_key, r.status]),
+      [['18760000001', 'SETP', 990000000, 995000000, RANGE.technicalKey, 'draft']],
+    );
+    assert.deepEqual(
+      first.skipped.map((s) => [s.number, s.reason]),
+      [['18760000002', 'expired']],
+    );
+    assert.ok(
+      lines.some((l) => /DIAN returned 2 range/.test(l)),
+      lines.join('\n'),
+    );
     const call = fake.callsOf('GetNumberingRange')[0];
-    assert.deepEqual([call.params.accountCode, call.params.accountCodeT, call.params.softwareCode], ['800197268', '800197268', '56f2ae4e-9812-4fad-9255-08fcfcd5ccb0']);
+    assert.deepEqual(
+      [call.params.accountCode, call.params.accountCodeT, call.params.softwareCode],
+      ['800197268', '800197268', '56f2ae4e-9812-4fad-9255-08fcfcd5ccb0'],
+    );
     const second = await importRanges(db, { company: co.company.id, env: 'live' }, { clock: h.clock });
     assert.equal(second.created.length, 0);
-    assert.deepEqual(second.skipped.map((s) => [s.number, s.reason, s.resolution_id]), [['18760000001', 'already_loaded', first.created[0].id], ['18760000002', 'expired', null]]);
+    assert.deepEqual(
+      second.skipped.map((s) => [s.number, s.reason, s.resolution_id]),
+      [
+        ['18760000001', 'already_loaded', first.created[0].id],
+        ['18760000002', 'expired', null],
+      ],
+    );
     const bare = await h.company();
     await assert.rejects(importRanges(db, { company: bare.company.id, env: 'live' }, { clock: h.clock }), /no fiscal profile/);
-    await assert.rejects(importRanges(db, { company: co.company.id, env: 'live', account_code: '12ab' }, { clock: h.clock }), /--account-code must be a NIT/);
+    await assert.rejects(
+      importRanges(db, { company: co.company.id, env: 'live', account_code: '12ab' }, { clock: h.clock }),
+      /--account-code must be a NIT/,
+    );
     const listed = (await co.req({ url: '/v1/fiscal-resolutions?filter[prefix]=SETP', env: 'live' })).body;
     assert.equal(listed.total, 1);
     const activated = await co.req({ url: `/v1/fiscal-resolutions/${first.created[0].id}/activate`, env: 'live', body: {} });
@@ -170,23 +206,34 @@ describe('live stamping through the DIAN web service (fake DIAN server)', () => 
       const sends = fake.callsOf('SendBillSync').slice(before);
       assert.equal(sends.length, 1, 'one send only');
       assert.deepEqual(sends[0].documentKeys, [inv.cufe]);
-      assert.ok(fake.callsOf('GetStatus').some((c) => c.params.trackId === inv.cufe), 'settled by GetStatus');
+      assert.ok(
+        fake.callsOf('GetStatus').some((c) => c.params.trackId === inv.cufe),
+        'settled by GetStatus',
+      );
     } finally {
       fake.script('*', { verdict: { status: 'accepted' } });
     }
   });
 
   test('async: pending stores the ZipKey as track id, then GetStatusZip settles it', async () => {
-    const previous = fiscalPorts(h.runtime.deps, 'live');
-    const live = new LiveDianAuthority(h.runtime.deps.database.db, { clock: h.clock, pollAttempts: 1, pollIntervalMs: 0 });
-    setFiscalPorts(h.runtime.deps, { test: fiscalPorts(h.runtime.deps, 'test'), live: { builder: previous.builder, authority: live } });
+    const authorities = h.runtime.deps.rails.taxAuthority;
+    const previous = authorities.live;
+    const db0 = h.runtime.deps.database.db;
+    authorities.live = new LiveDianAuthority({
+      clock: h.clock,
+      pollAttempts: 1,
+      pollIntervalMs: 0,
+      resolveConfig: (c, e) => dianConfigFromProfile(db0, c, e),
+    });
     assert.equal((await profile({ mode: 'async' })).status, 200);
     fake.script('*', { verdict: { status: 'accepted' }, inProcessPolls: 2 });
     try {
       const res = await co.req({ url: '/v1/invoices', env: 'live', body: { customer_id: customerId, items: LINES, stamp_policy: 'on_issue' } });
       assert.equal(res.status, 201, res.raw);
       const db = h.runtime.deps.database.db;
-      const job = (await db.selectFrom('jobs').selectAll().where('kind', '=', STAMP_JOB).execute()).find((j) => j.payload.company_id === co.company.id)!;
+      const job = (await db.selectFrom('jobs').selectAll().where('kind', '=', STAMP_JOB).execute()).find(
+        (j) => j.payload.company_id === co.company.id,
+      )!;
       await db.deleteFrom('jobs').where('id', '=', job.id).execute();
       await runStamping(h.runtime.deps, job.payload);
       const pending = await db.selectFrom('stampings').selectAll().where('invoice_id', '=', res.body.id).executeTakeFirstOrThrow();
@@ -200,7 +247,7 @@ describe('live stamping through the DIAN web service (fake DIAN server)', () => 
     } finally {
       fake.script('*', { verdict: { status: 'accepted' } });
       assert.equal((await profile({ mode: 'sync' })).status, 200);
-      setFiscalPorts(h.runtime.deps, { test: fiscalPorts(h.runtime.deps, 'test'), live: previous });
+      authorities.live = previous;
     }
   });
 

@@ -8,7 +8,9 @@ import type { CreditNoteRow, InvoiceRow, StampingRow } from './tables.ts';
 /** Rows → API objects (docs/invoicing.md "Invoices"). Lines, totals and credit notes in cents; the invoice `amount` in pesos. */
 
 export function documentUrls(baseUrl: string, s: Pick<StampingRow, 'invoice_id' | 'credit_note_id'>): { xml_url: string; pdf_url: string } {
-  const base = s.credit_note_id ? `${baseUrl}/v1/invoices/${s.invoice_id}/credit-notes/${s.credit_note_id}` : `${baseUrl}/v1/invoices/${s.invoice_id}`;
+  const base = s.credit_note_id
+    ? `${baseUrl}/v1/invoices/${s.invoice_id}/credit-notes/${s.credit_note_id}`
+    : `${baseUrl}/v1/invoices/${s.invoice_id}`;
   return { xml_url: `${base}/xml`, pdf_url: `${base}/pdf` };
 }
 

@@ -30,7 +30,8 @@ export function invoiceRoutes(app: FastifyInstance, _deps: AppDeps): void {
     schema: {
       tags,
       summary: 'List invoices',
-      description: 'Filters id, status (CREATED, PAID, CANCELED, REFUNDED), reference, provider_id, fiscal_status (pending, stamped, rejected, null); sort created_at.',
+      description:
+        'Filters id, status (CREATED, PAID, CANCELED, REFUNDED), reference, provider_id, fiscal_status (pending, stamped, rejected, null); sort created_at.',
       querystring: invoiceListQuery,
       response: { 200: listEnvelopeSchema(invoiceResponse), ...errorResponses(400, 401, 404, 422) },
     },
@@ -38,7 +39,12 @@ export function invoiceRoutes(app: FastifyInstance, _deps: AppDeps): void {
   });
 
   r.get('/invoices/:id', {
-    schema: { tags, summary: 'Get an invoice with its credit notes and stamping history', params: idParams, response: { 200: invoiceResponse, ...errorResponses(401, 404) } },
+    schema: {
+      tags,
+      summary: 'Get an invoice with its credit notes and stamping history',
+      params: idParams,
+      response: { 200: invoiceResponse, ...errorResponses(401, 404) },
+    },
     handler: async (req) => getInvoice(req.ctx, req.params.id),
   });
 

@@ -22,7 +22,10 @@ export const createInvoiceBody = z.object({
   // Without items (imported from the company's own system)
   provider: text(1, 100).nullish().describe('without items: the system the invoice comes from'),
   provider_id: text(1, 100).nullish().describe("without items: the invoice's id in that system"),
-  amount: z.union([z.number(), z.string().max(30)]).nullish().describe('without items: pesos, at most 2 decimals'),
+  amount: z
+    .union([z.number(), z.string().max(30)])
+    .nullish()
+    .describe('without items: pesos, at most 2 decimals'),
 });
 export type CreateInvoiceBody = z.infer<typeof createInvoiceBody>;
 

@@ -1,5 +1,5 @@
 import { sql, type Transaction } from 'kysely';
-import type { AppDeps, RequestContext } from '../../platform/context.ts';
+import type { AppDeps, RequestContext, ServiceScope } from '../../platform/context.ts';
 import { inTransaction, type Executor } from '../../platform/db/database.ts';
 import type { DB } from '../../platform/db/schema.ts';
 import { ApiError, validationError, type FieldErrors } from '../../platform/errors/api-error.ts';
@@ -9,24 +9,27 @@ import { parseMinor, toPesos } from '../../platform/money.ts';
 import { emitEvent } from '../../platform/outbox/outbox.ts';
 import { normalizeMetadata } from '../../platform/validation.ts';
 import { createPaymentIn } from '../payments/service.ts';
-import { onPaymentTransition } from '../payments/transition.ts';
+import { PAYMENT_MACHINE } from '../payments/lifecycle.ts';
+import { applyTransition } from '../../platform/state-machine.ts';
+import { INVOICE_MACHINE } from './lifecycle.ts';
 import { resolveInvoiceLines, type ResolvedInvoice } from '../prices/lines.ts';
 import { issueCreditNoteIn, loadCreditNote } from './credit-notes.ts';
 import { presentInvoice } from './present.ts';
 import { acceptedStamping, creditNotesOf, INVOICE_ID, invoiceOfPayment, loadInvoice, lockInvoice, stampingsOf, toStoredLine } from './queries.ts';
 import { invoiceList, INVOICE_TEST_SCENARIOS, type CreateInvoiceBody, type InvoiceResponse } from './schemas.ts';
-import { registerStampingJobs, requestStamping, type InvoiceScope } from './stamping.ts';
+import { registerStampingJobs } from './stamping.ts';
+import { requestStamping } from './stamping-request.ts';
 import { FISCAL_STATUSES, INVOICE_STATUSES, type InvoiceRow, type InvoiceStatus, type StampPolicy } from './tables.ts';
+import { inTenant, type Tenant } from '../../platform/scope.ts';
 
 type CustomerRow = NonNullable<Awaited<ReturnType<typeof findCustomer>>>;
 
-async function findCustomer(db: Executor, scope: { companyId: string; environment: string }, id: string) {
+async function findCustomer(db: Executor, scope: Tenant, id: string) {
   if (!isUuid(id)) return undefined;
   return db
     .selectFrom('customers')
     .selectAll()
-    .where('company_id', '=', scope.companyId)
-    .where('environment', '=', scope.environment as 'test')
+    .$call(inTenant(scope))
     .where('id', '=', id.toLowerCase())
     .where('deleted_at', 'is', null)
     .executeTakeFirst();
@@ -56,7 +59,7 @@ export function missingReceiverData(c: CustomerRow): FieldErrors {
   return errors;
 }
 
-async function eventData(db: Executor, scope: InvoiceScope, row: InvoiceRow): Promise<Record<string, unknown>> {
+async function eventData(db: Executor, scope: ServiceScope, row: InvoiceRow): Promise<Record<string, unknown>> {
   return presentInvoice(row, await stampingsOf(db, scope, [row.id]), scope.deps.config.baseUrl, await creditNotesOf(db, scope, row.id));
 }
 
@@ -74,7 +77,8 @@ export async function createInvoice(ctx: RequestContext, body: CreateInvoiceBody
   const policy: StampPolicy = body.stamp_policy ?? 'none';
   if (body.test_scenario != null) {
     if (!ctx.isTest) add('test_scenario', 'is only accepted with a test key');
-    else if (!(INVOICE_TEST_SCENARIOS as readonly string[]).includes(body.test_scenario)) add('test_scenario', `must be one of ${INVOICE_TEST_SCENARIOS.join(', ')}`);
+    else if (!(INVOICE_TEST_SCENARIOS as readonly string[]).includes(body.test_scenario))
+      add('test_scenario', `must be one of ${INVOICE_TEST_SCENARIOS.join(', ')}`);
   }
   if (body.currency != null && body.currency !== 'COP') add('currency', 'must be COP');
   const metadata = normalizeMetadata(body.metadata);
@@ -89,22 +93,28 @@ export async function createInvoice(ctx: RequestContext, body: CreateInvoiceBody
     if (!body.provider) add('provider', 'is required without items');
     if (!body.provider_id) add('provider_id', 'is required without items');
     if (body.amount == null) add('amount', 'is required without items');
-    else if ((importedAmount = parseMinor(body.amount)) === null || importedAmount === 0n) add('amount', 'must be a positive amount in pesos with at most 2 decimals');
-    if (body.customer_id != null && !(customer = await findCustomer(ctx.db, ctx, body.customer_id))) add('customer_id', 'no such customer in this environment');
+    else if ((importedAmount = parseMinor(body.amount)) === null || importedAmount === 0n)
+      add('amount', 'must be a positive amount in pesos with at most 2 decimals');
+    if (body.customer_id != null && !(customer = await findCustomer(ctx.db, ctx, body.customer_id)))
+      add('customer_id', 'no such customer in this environment');
     if (policy !== 'none') add('stamp_policy', 'an imported invoice (without items) is never stamped: only none');
     if (body.test_scenario != null && !errors.test_scenario) add('test_scenario', 'only applies to invoices with items');
   }
   if (Object.keys(errors).length) throw validationError(errors);
   if (issued && policy !== 'none') {
     const missing = missingReceiverData(customer!);
-    if (Object.keys(missing).length) throw new ApiError('customer_not_invoiceable', { errors: missing, message: `The customer lacks data required to invoice: ${Object.keys(missing).join(', ')}.` });
+    if (Object.keys(missing).length)
+      throw new ApiError('customer_not_invoiceable', {
+        errors: missing,
+        message: `The customer lacks data required to invoice: ${Object.keys(missing).join(', ')}.`,
+      });
   }
   const resolved: ResolvedInvoice = issued
     ? await resolveInvoiceLines(ctx.db, ctx, body.items!, { currency: 'COP' })
     : { currency: 'COP', lines: [], subtotal: importedAmount!, tax_amount: 0n, total: importedAmount! };
 
   return inTransaction(ctx.db, async (trx) => {
-    const scope: InvoiceScope = { ...ctx, db: trx };
+    const scope: ServiceScope = { ...ctx, db: trx };
     const now = ctx.deps.clock.now();
     const id = prefixedId('inv', now.getTime());
     const reference = body.reference ?? null;
@@ -166,7 +176,7 @@ export async function getInvoice(ctx: RequestContext, id: string): Promise<Invoi
 /** GET /invoices: filters id, status, reference, provider_id, fiscal_status (`null` for none); sort created_at. */
 export async function listInvoices(ctx: RequestContext, query: Record<string, unknown>, path: string) {
   const list = parseListQuery(invoiceList, query);
-  let q = ctx.db.selectFrom('invoices').selectAll().where('company_id', '=', ctx.companyId).where('environment', '=', ctx.environment);
+  let q = ctx.db.selectFrom('invoices').selectAll().$call(inTenant(ctx));
   const f = list.filters;
   const nothing = sql<boolean>`false`;
   if (f.id !== undefined) q = INVOICE_ID.test(f.id) ? q.where('id', '=', f.id) : q.where(nothing);
@@ -178,12 +188,28 @@ export async function listInvoices(ctx: RequestContext, query: Record<string, un
   if (f.provider_id !== undefined) q = q.where('provider_id', '=', f.provider_id);
   if (f.fiscal_status !== undefined) {
     if (f.fiscal_status === 'null' || f.fiscal_status === '') q = q.where('fiscal_status', 'is', null);
-    else q = (FISCAL_STATUSES as readonly string[]).includes(f.fiscal_status) ? q.where('fiscal_status', '=', f.fiscal_status as 'pending') : q.where(nothing);
+    else
+      q = (FISCAL_STATUSES as readonly string[]).includes(f.fiscal_status)
+        ? q.where('fiscal_status', '=', f.fiscal_status as 'pending')
+        : q.where(nothing);
   }
   const page = await paginate(q, list, { path, query, table: 'invoices', map: (row) => row });
-  const stampings = await stampingsOf(ctx.db, ctx, page.data.map((r) => r.id));
+  const stampings = await stampingsOf(
+    ctx.db,
+    ctx,
+    page.data.map((r) => r.id),
+  );
   const baseUrl = ctx.deps.config.baseUrl;
-  return { ...page, data: page.data.map((row) => presentInvoice(row, stampings.filter((s) => s.invoice_id === row.id), baseUrl)) };
+  return {
+    ...page,
+    data: page.data.map((row) =>
+      presentInvoice(
+        row,
+        stampings.filter((s) => s.invoice_id === row.id),
+        baseUrl,
+      ),
+    ),
+  };
 }
 
 /**
@@ -193,7 +219,7 @@ export async function listInvoices(ctx: RequestContext, query: Record<string, un
  */
 export async function stampInvoice(ctx: RequestContext, id: string): Promise<InvoiceResponse> {
   return inTransaction(ctx.db, async (trx) => {
-    const scope: InvoiceScope = { ...ctx, db: trx };
+    const scope: ServiceScope = { ...ctx, db: trx };
     const row = await loadInvoice(scope, id, true);
     const refuse = (why: string) => new ApiError('invoice_not_stampable', { message: `The invoice cannot be stamped: ${why}.` });
     if (row.mode === 'imported') throw refuse('it was imported (created without items); its legal document is the one of the company system');
@@ -203,8 +229,7 @@ export async function stampInvoice(ctx: RequestContext, id: string): Promise<Inv
     const open = await trx
       .selectFrom('stampings')
       .select('id')
-      .where('company_id', '=', ctx.companyId)
-      .where('environment', '=', ctx.environment)
+      .$call(inTenant(ctx))
       .where('invoice_id', '=', row.id)
       .where('kind', '=', 'invoice')
       .where('status', 'in', ['submitting', 'pending', 'accepted'])
@@ -223,7 +248,12 @@ export async function stampInvoice(ctx: RequestContext, id: string): Promise<Inv
 }
 
 /** GET /invoices/{id}/xml|pdf and the same under /credit-notes/{id}: the accepted document, byte for byte. */
-export async function getDocument(ctx: RequestContext, invoiceId: string, creditNoteId: string | null, kind: 'xml' | 'pdf'): Promise<string | Buffer> {
+export async function getDocument(
+  ctx: RequestContext,
+  invoiceId: string,
+  creditNoteId: string | null,
+  kind: 'xml' | 'pdf',
+): Promise<string | Buffer> {
   let target: { invoiceId: string; creditNoteId: string | null };
   if (creditNoteId) {
     const { invoice, note } = await loadCreditNote(ctx, invoiceId, creditNoteId);
@@ -242,24 +272,22 @@ export async function getDocument(ctx: RequestContext, invoiceId: string, credit
  * cancelled or expired → CANCELED (invoice.canceled); refunded → REFUNDED, and a stamped invoice
  * gets a credit note for what remains.
  */
-async function followPayment(trx: Transaction<DB>, scope: InvoiceScope, payment: { id: string }, to: string): Promise<void> {
+async function followPayment(trx: Transaction<DB>, scope: ServiceScope, payment: { id: string }, to: string): Promise<void> {
   const row = await invoiceOfPayment(trx, scope, payment.id);
   if (!row) return;
-  const s: InvoiceScope = { ...scope, db: trx };
+  const s: ServiceScope = { ...scope, db: trx };
   const now = scope.deps.clock.now();
-  const setStatus = async (status: InvoiceStatus) =>
-    trx.updateTable('invoices').set({ status, updated_at: now }).where('company_id', '=', scope.companyId).where('environment', '=', scope.environment).where('id', '=', row.id).returningAll().executeTakeFirstOrThrow();
+  const move = async (action: 'pay' | 'cancel' | 'refund') =>
+    (await applyTransition(trx, s, INVOICE_MACHINE, { table: 'invoices', row, action, now, present: (r) => eventData(trx, s, r) })).row;
   if ((to === 'approved' || to === 'paid_externally') && row.status === 'CREATED') {
-    const updated = await setStatus('PAID');
-    await emitEvent(s, 'invoice.paid', await eventData(trx, s, updated), now);
+    const updated = await move('pay');
     if (updated.mode === 'issued' && updated.stamp_policy === 'on_payment' && updated.fiscal_status === null) {
       await requestStamping(trx, s, { kind: 'invoice', invoice: updated }, { markPending: true });
     }
   } else if ((to === 'cancelled' || to === 'expired') && row.status === 'CREATED') {
-    const updated = await setStatus('CANCELED');
-    await emitEvent(s, 'invoice.canceled', await eventData(trx, s, updated), now);
+    await move('cancel');
   } else if (to === 'refunded' && row.status !== 'REFUNDED') {
-    const updated = await setStatus('REFUNDED');
+    const updated = await move('refund');
     if (updated.fiscal_status === 'stamped' && updated.credited < updated.total) {
       await issueCreditNoteIn(trx, s, updated, { amount: updated.total - updated.credited, reason: 'Devolución del pago', origin: 'refund' });
     }
@@ -268,5 +296,6 @@ async function followPayment(trx: Transaction<DB>, scope: InvoiceScope, payment:
 
 export function registerInvoiceJobs(deps: AppDeps): void {
   registerStampingJobs(deps);
-  onPaymentTransition((trx, scope, payment, t) => followPayment(trx, scope, payment, t.to));
+  // Invoices follow their payment in the payment's own transaction (paid, cancelled, refunded).
+  deps.transitions.on(PAYMENT_MACHINE, (trx, scope, payment, t) => followPayment(trx, scope, payment, t.to));
 }

@@ -1,24 +1,30 @@
 import { randomBytes } from 'node:crypto';
 import type { Transaction } from 'kysely';
-import type { AppDeps } from '../../platform/context.ts';
+import type { AppDeps, ServiceScope } from '../../platform/context.ts';
 import { inTransaction, type Executor } from '../../platform/db/database.ts';
 import type { DB, Environment } from '../../platform/db/schema.ts';
-import { prefixedId } from '../../platform/ids.ts';
-import { emitEvent } from '../../platform/outbox/outbox.ts';
 import { EmailError } from '../../rails/index.ts';
 import { ensureTestCertificate, loadFiscalIssuer } from '../fiscal/profile.ts';
-import { makeAttachedDocument } from './dian/attached-document.ts';
-import { CertificateError, generateTestCertificate } from './dian/certificate.ts';
-import { DocumentBuildError } from './dian/ubl.ts';
-import { SignatureError } from './dian/xades.ts';
-import { dianAmount } from './dian/cufe.ts';
+import { makeAttachedDocument } from '../../documents/dian/attached-document.ts';
+import { CertificateError, generateTestCertificate } from '../../documents/dian/certificate.ts';
+import { DocumentBuildError } from '../../documents/dian/ubl.ts';
+import { SignatureError } from '../../documents/dian/xades.ts';
+import { dianAmount } from '../../documents/dian/cufe.ts';
 import { allocateFolio } from '../fiscal/resolutions.ts';
 import { issueCreditNoteIn } from './credit-notes.ts';
-import { fiscalPorts } from './fiscal-ports.ts';
-import type { AuthorityOutcome, BuiltDocument, FiscalDocument, FiscalIssuer, FiscalReceiver, SubmitInput } from './ports.ts';
+import { EMAIL_JOB, POLL_MS, STAMP_JOB } from './stamping-request.ts';
+import type { BuiltDocument, FiscalDocument, FiscalIssuer, FiscalReceiver } from '../../documents/dian/model.ts';
+import type { AuthorityOutcome, SubmitInput } from '../../rails/tax-authority/port.ts';
 import { documentUrls, presentCreditNote } from './present.ts';
 import { fromStoredLine, loadStamping, lockInvoice, stampingsOf } from './queries.ts';
 import type { CreditNoteRow, InvoiceRow, StampingRow } from './tables.ts';
+import { inTenant } from '../../platform/scope.ts';
+import { applyTransition, TransitionNotAllowed } from '../../platform/state-machine.ts';
+import { jobOrigin, runOutsideCall } from '../../platform/outside-call.ts';
+
+/** DIAN answers within its own timeouts and polls (up to 120 s per profile); the protocol's deadline never cuts it sooner. */
+const DIAN_CALL_BUDGET_MS = 300_000;
+import { CREDIT_NOTE_MACHINE, FISCAL_MACHINE, STAMPING_MACHINE } from './lifecycle.ts';
 
 /**
  * The stamping lifecycle (docs/invoicing.md "Stamping"), as durable jobs. One `stampings` row per
@@ -33,77 +39,19 @@ import type { CreditNoteRow, InvoiceRow, StampingRow } from './tables.ts';
  * A unique index allows one attempt in flight or accepted per document: never two accepted ones.
  */
 
-export const STAMP_JOB = 'invoices.stamp';
-export const EMAIL_JOB = 'invoices.email';
-/** How long the job waits before asking the authority again about a pending submission. */
-export const POLL_MS = 1_000;
-
-export interface InvoiceScope {
-  companyId: string;
-  environment: Environment;
-  db: Executor;
-  deps: AppDeps;
-  notifyWorkers?: () => void;
-}
-
-export type StampTarget = { kind: 'invoice'; invoice: InvoiceRow } | { kind: 'credit_note'; invoice: InvoiceRow; creditNote: CreditNoteRow };
-
-/** Records a new stamping attempt and queues its job, inside the caller's transaction (the invoice row locked). */
-export async function requestStamping(trx: Transaction<DB>, scope: InvoiceScope, target: StampTarget, opts: { markPending: boolean }): Promise<StampingRow> {
-  const now = scope.deps.clock.now();
-  const row = await trx
-    .insertInto('stampings')
-    .values({
-      company_id: scope.companyId,
-      environment: scope.environment,
-      id: prefixedId('stp', now.getTime()),
-      invoice_id: target.invoice.id,
-      credit_note_id: target.kind === 'credit_note' ? target.creditNote.id : null,
-      kind: target.kind,
-      status: 'submitting',
-      resolution_id: null,
-      resolution: null,
-      prefix: null,
-      folio: null,
-      number: null,
-      issue_date: null,
-      issue_time: null,
-      identity_code: null,
-      qr_text: null,
-      xml: null,
-      pdf: null,
-      track_id: null,
-      submitted_at: null,
-      rejection_reason: null,
-      messages: null,
-      total: target.kind === 'credit_note' ? target.creditNote.amount : target.invoice.total,
-      created_at: now,
-      updated_at: now,
-      settled_at: null,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
-  if (opts.markPending && target.kind === 'invoice') {
-    await trx.updateTable('invoices').set({ fiscal_status: 'pending', updated_at: now }).where('company_id', '=', scope.companyId).where('environment', '=', scope.environment).where('id', '=', target.invoice.id).execute();
-  }
-  await scope.deps.jobs.enqueue(trx, STAMP_JOB, { company_id: scope.companyId, environment: scope.environment, stamping_id: row.id });
-  scope.notifyWorkers?.();
-  return row;
-}
-
 /** Bogotá local date and time, as DIAN writes them (Colombia has no daylight saving time). */
 export function bogota(at: Date): { date: string; time: string } {
   const t = new Date(at.getTime() - 5 * 3_600_000).toISOString();
   return { date: t.slice(0, 10), time: `${t.slice(11, 19)}-05:00` };
 }
 
-async function creditNoteOf(db: Executor, scope: InvoiceScope, id: string): Promise<CreditNoteRow> {
-  return db.selectFrom('credit_notes').selectAll().where('company_id', '=', scope.companyId).where('environment', '=', scope.environment).where('id', '=', id).executeTakeFirstOrThrow();
+async function creditNoteOf(db: Executor, scope: ServiceScope, id: string): Promise<CreditNoteRow> {
+  return db.selectFrom('credit_notes').selectAll().$call(inTenant(scope)).where('id', '=', id).executeTakeFirstOrThrow();
 }
 
-async function receiverOf(db: Executor, scope: InvoiceScope, customerId: string | null): Promise<FiscalReceiver> {
+async function receiverOf(db: Executor, scope: ServiceScope, customerId: string | null): Promise<FiscalReceiver> {
   const c = customerId
-    ? await db.selectFrom('customers').selectAll().where('company_id', '=', scope.companyId).where('environment', '=', scope.environment).where('id', '=', customerId).executeTakeFirst()
+    ? await db.selectFrom('customers').selectAll().$call(inTenant(scope)).where('id', '=', customerId).executeTakeFirst()
     : undefined;
   if (!c) throw new Error(`stamping: customer ${customerId} not found`);
   return {
@@ -121,8 +69,13 @@ async function receiverOf(db: Executor, scope: InvoiceScope, customerId: string 
 }
 
 /** The resolved fiscal document of an attempt whose folio is allocated (rebuilt identically on every run). */
-export async function fiscalDocumentOf(db: Executor, scope: InvoiceScope, s: StampingRow, issuer: FiscalIssuer): Promise<{ document: FiscalDocument; invoice: InvoiceRow; creditNote: CreditNoteRow | null }> {
-  const invoice = await db.selectFrom('invoices').selectAll().where('company_id', '=', scope.companyId).where('environment', '=', scope.environment).where('id', '=', s.invoice_id).executeTakeFirstOrThrow();
+export async function fiscalDocumentOf(
+  db: Executor,
+  scope: ServiceScope,
+  s: StampingRow,
+  issuer: FiscalIssuer,
+): Promise<{ document: FiscalDocument; invoice: InvoiceRow; creditNote: CreditNoteRow | null }> {
+  const invoice = await db.selectFrom('invoices').selectAll().$call(inTenant(scope)).where('id', '=', s.invoice_id).executeTakeFirstOrThrow();
   const creditNote = s.credit_note_id ? await creditNoteOf(db, scope, s.credit_note_id) : null;
   const source = creditNote ?? invoice;
   const lines = source.items.map(fromStoredLine);
@@ -158,13 +111,19 @@ export async function fiscalDocumentOf(db: Executor, scope: InvoiceScope, s: Sta
     paymentMeansCode: paid ? '10' : 'ZZZ',
     paymentMethod: paid || !invoice.due_date ? '1' : '2',
     reference: creditNote
-      ? { number: invoice.number!, cufe: invoice.cufe!, issueDate: invoice.issue_date!, discrepancyCode: creditNote.discrepancy_code, reason: creditNote.reason }
+      ? {
+          number: invoice.number!,
+          cufe: invoice.cufe!,
+          issueDate: invoice.issue_date!,
+          discrepancyCode: creditNote.discrepancy_code,
+          reason: creditNote.reason,
+        }
       : null,
   };
   return { document, invoice, creditNote };
 }
 
-function jobScope(deps: AppDeps, payload: Record<string, unknown>): InvoiceScope {
+function jobScope(deps: AppDeps, payload: Record<string, unknown>): ServiceScope {
   return { companyId: String(payload.company_id), environment: payload.environment === 'live' ? 'live' : 'test', db: deps.database.db, deps };
 }
 
@@ -184,12 +143,22 @@ export async function runStamping(deps: AppDeps, payload: Record<string, unknown
     if (row.status === 'accepted' || row.status === 'rejected') return null;
     if (!issuer) {
       // Before any folio is taken (or, if the profile went away meanwhile, keeping the folio for the retry).
-      await settleIn(trx, scope, row, { status: 'rejected', trackId: '', reason: 'fiscal_profile_missing: the company has no fiscal profile in this environment', messages: [] });
+      await settleIn(trx, scope, row, {
+        status: 'rejected',
+        trackId: '',
+        reason: 'fiscal_profile_missing: the company has no fiscal profile in this environment',
+        messages: [],
+      });
       return null;
     }
     if (!issuer.certificate) {
       // Live never generates a certificate: the company uploads its own (PUT /fiscal-profile).
-      await settleIn(trx, scope, row, { status: 'rejected', trackId: '', reason: 'certificate_missing: the fiscal profile of this environment has no signing certificate (PUT /fiscal-profile with certificate)', messages: [] });
+      await settleIn(trx, scope, row, {
+        status: 'rejected',
+        trackId: '',
+        reason: 'certificate_missing: the fiscal profile of this environment has no signing certificate (PUT /fiscal-profile with certificate)',
+        messages: [],
+      });
       return null;
     }
     if (row.folio !== null) return row;
@@ -198,8 +167,7 @@ export async function runStamping(deps: AppDeps, payload: Record<string, unknown
     let previous = trx
       .selectFrom('stampings')
       .selectAll()
-      .where('company_id', '=', scope.companyId)
-      .where('environment', '=', scope.environment)
+      .$call(inTenant(scope))
       .where('invoice_id', '=', row.invoice_id)
       .where('status', '=', 'rejected')
       .where('folio', 'is not', null)
@@ -210,7 +178,12 @@ export async function runStamping(deps: AppDeps, payload: Record<string, unknown
       ? { resolutionId: reused.resolution_id!, folio: Number(reused.folio), number: reused.number!, resolution: reused.resolution! }
       : await allocateFolio(trx, scope, row.kind, now);
     if (!folio) {
-      await settleIn(trx, scope, row, { status: 'rejected', trackId: '', reason: 'resolution_not_activatable', messages: ['No active resolution with folios left for this document type.'] });
+      await settleIn(trx, scope, row, {
+        status: 'rejected',
+        trackId: '',
+        reason: 'resolution_not_activatable',
+        messages: ['No active resolution with folios left for this document type.'],
+      });
       return null;
     }
     const { date, time } = bogota(now);
@@ -226,20 +199,28 @@ export async function runStamping(deps: AppDeps, payload: Record<string, unknown
         issue_time: time,
         updated_at: now,
       })
-      .where('company_id', '=', scope.companyId)
-      .where('environment', '=', scope.environment)
+      .$call(inTenant(scope))
       .where('id', '=', row.id)
       .returningAll()
       .executeTakeFirstOrThrow();
     if (row.kind === 'invoice') {
-      await trx.updateTable('invoices').set({ fiscal_status: 'pending', updated_at: now }).where('company_id', '=', scope.companyId).where('environment', '=', scope.environment).where('id', '=', row.invoice_id).execute();
+      const invoice = (await lockInvoice(trx, scope, row.invoice_id))!;
+      if (invoice.fiscal_status !== 'pending') {
+        await applyTransition(trx, { ...scope, db: trx }, FISCAL_MACHINE, {
+          table: 'invoices',
+          column: 'fiscal_status',
+          row: invoice,
+          action: 'request',
+          now,
+        });
+      }
     }
     return updated;
   });
   if (!s || !issuer) return;
 
   // 2. The document, built once and stored.
-  const ports = fiscalPorts(deps, scope.environment);
+  const ports = { builder: deps.documents, authority: deps.rails.taxAuthority[scope.environment] };
   const { document, invoice } = await fiscalDocumentOf(db, scope, s, issuer);
   if (s.xml === null) {
     let built: BuiltDocument;
@@ -261,8 +242,7 @@ export async function runStamping(deps: AppDeps, payload: Record<string, unknown
     const stored = await db
       .updateTable('stampings')
       .set({ xml: built.xml, identity_code: built.identityCode, qr_text: built.qrText, pdf: pdf.toString('base64'), updated_at: deps.clock.now() })
-      .where('company_id', '=', scope.companyId)
-      .where('environment', '=', scope.environment)
+      .$call(inTenant(scope))
       .where('id', '=', s.id)
       .where('xml', 'is', null)
       .returningAll()
@@ -272,39 +252,61 @@ export async function runStamping(deps: AppDeps, payload: Record<string, unknown
   const built: BuiltDocument = { xml: s.xml!, identityCode: s.identity_code!, qrText: s.qr_text! };
   const input: SubmitInput = { companyId: scope.companyId, environment: scope.environment, document, built, testScenario: invoice.test_scenario };
 
-  // 3. Submit once; afterwards only ask.
-  let outcome: AuthorityOutcome;
-  if (s.track_id) outcome = await ports.authority.status({ ...input, trackId: s.track_id });
-  else if (s.submitted_at) outcome = await ports.authority.status({ ...input, trackId: s.identity_code! });
-  else {
-    await db.updateTable('stampings').set({ submitted_at: deps.clock.now() }).where('company_id', '=', scope.companyId).where('environment', '=', scope.environment).where('id', '=', s.id).where('submitted_at', 'is', null).execute();
-    outcome = await ports.authority.submit(input);
-  }
-
-  // 4. Not known yet: ask again later.
-  if (outcome.status === 'pending' || outcome.status === 'unknown') {
-    const trackId = outcome.trackId;
-    await inTransaction(db, async (trx) => {
-      const now = deps.clock.now();
-      await trx
+  // 3-5. Submit once, afterwards only ask; settle. The platform's outside-call protocol, from a job:
+  // `submitted_at` is the record (a job that dies after submitting asks `status`, never submits
+  // again), the job itself is the reconciler (the queue runs it again after a failure).
+  const stamping = s;
+  await runOutsideCall(jobOrigin(deps), {
+    rail: 'tax_authority',
+    record: async (trx) => {
+      const marked = await trx
         .updateTable('stampings')
-        .set({ track_id: trackId, status: 'pending', updated_at: now })
-        .where('company_id', '=', scope.companyId)
-        .where('environment', '=', scope.environment)
-        .where('id', '=', id)
-        .where('status', 'in', ['submitting', 'pending'])
-        .execute();
-      await deps.jobs.enqueue(trx, STAMP_JOB, payload, new Date(now.getTime() + POLL_MS));
-    });
-    return;
-  }
-
-  // 5. Settle (the AttachedDocument of an accepted document is made first, outside the transaction).
-  const attached = outcome.status === 'accepted' ? attachedDocumentOf(deps, document, built, outcome.applicationResponse, s.id) : null;
-  await inTransaction(db, async (trx) => {
-    await lockInvoice(trx, scope, s.invoice_id);
-    const row = (await loadStamping(trx, scope, id, true))!;
-    await settleIn(trx, { ...scope, db: trx }, row, outcome, attached);
+        .set({ submitted_at: deps.clock.now() })
+        .$call(inTenant(scope))
+        .where('id', '=', stamping.id)
+        .where('submitted_at', 'is', null)
+        .returningAll()
+        .executeTakeFirst();
+      return { recorded: { submitted: !marked }, resourceId: stamping.id, safetyJobId: null };
+    },
+    call: async ({ submitted }) => {
+      const outcome: AuthorityOutcome = stamping.track_id
+        ? await ports.authority.status({ ...input, trackId: stamping.track_id })
+        : submitted
+          ? await ports.authority.status({ ...input, trackId: stamping.identity_code! })
+          : await ports.authority.submit(input);
+      // The AttachedDocument of an accepted document is made here, outside the settle transaction.
+      const attached = outcome.status === 'accepted' ? attachedDocumentOf(deps, document, built, outcome.applicationResponse, stamping.id) : null;
+      return { outcome, attached };
+    },
+    settle: async (trx, _recorded, { outcome, attached }) => {
+      const now = deps.clock.now();
+      if (outcome.status === 'pending' || outcome.status === 'unknown') {
+        // Not known yet: ask again later.
+        const current = (await loadStamping(trx, scope, id, true))!;
+        if (STAMPING_MACHINE.find(current.status, 'wait')) {
+          const trackId = outcome.trackId;
+          await applyTransition(trx, { ...scope, db: trx }, STAMPING_MACHINE, {
+            table: 'stampings',
+            row: current,
+            action: 'wait',
+            now,
+            set: () => ({ track_id: trackId }),
+          });
+        }
+        await deps.jobs.enqueue(trx, STAMP_JOB, payload, new Date(now.getTime() + POLL_MS));
+        return;
+      }
+      await lockInvoice(trx, scope, stamping.invoice_id);
+      const row = (await loadStamping(trx, scope, id, true))!;
+      await settleIn(trx, { ...scope, db: trx }, row, outcome, attached);
+    },
+    // No answer: the job fails and the queue runs it again, which asks `status`.
+    unknown: (_recorded, error) => {
+      throw error;
+    },
+    lost: (_recorded, error) => error as Error,
+    deadlineMs: Math.max(deps.config.railCallTimeoutMs, DIAN_CALL_BUDGET_MS),
   });
 }
 
@@ -347,7 +349,13 @@ function generateAndStore(deps: AppDeps, scope: { companyId: string; environment
 }
 
 /** The signed AttachedDocument for the customer; null without an ApplicationResponse or when it cannot be made (logged). */
-function attachedDocumentOf(deps: AppDeps, document: FiscalDocument, built: BuiltDocument, applicationResponse: string | null, stampingId: string): { applicationResponse: string; attachedDocument: string | null } | null {
+function attachedDocumentOf(
+  deps: AppDeps,
+  document: FiscalDocument,
+  built: BuiltDocument,
+  applicationResponse: string | null,
+  stampingId: string,
+): { applicationResponse: string; attachedDocument: string | null } | null {
   if (!applicationResponse) return null;
   try {
     return { applicationResponse, attachedDocument: makeAttachedDocument({ document, built, applicationResponse, at: deps.clock.now() }) };
@@ -363,44 +371,57 @@ function attachedDocumentOf(deps: AppDeps, document: FiscalDocument, built: Buil
  */
 async function settleIn(
   trx: Transaction<DB>,
-  scope: InvoiceScope,
+  scope: ServiceScope,
   row: StampingRow,
   outcome: Exclude<AuthorityOutcome, { status: 'pending' } | { status: 'unknown' }>,
   attached: { applicationResponse: string; attachedDocument: string | null } | null = null,
 ): Promise<void> {
   const now = scope.deps.clock.now();
   const accepted = outcome.status === 'accepted';
-  const s = await trx
-    .updateTable('stampings')
-    .set({
-      status: outcome.status,
-      rejection_reason: outcome.status === 'rejected' ? outcome.reason : null,
-      messages: JSON.stringify(outcome.messages),
-      ...(outcome.trackId ? { track_id: outcome.trackId } : {}),
-      ...(attached ? { application_response: attached.applicationResponse, attached_document: attached.attachedDocument } : {}),
-      settled_at: now,
-      updated_at: now,
-    })
-    .where('company_id', '=', scope.companyId)
-    .where('environment', '=', scope.environment)
-    .where('id', '=', row.id)
-    .where('status', 'in', ['submitting', 'pending'])
-    .returningAll()
-    .executeTakeFirst();
-  if (!s) return;
+  let s: StampingRow;
+  try {
+    ({ row: s } = await applyTransition(trx, scope, STAMPING_MACHINE, {
+      table: 'stampings',
+      row,
+      action: accepted ? 'accept' : 'reject',
+      now,
+      set: () => ({
+        rejection_reason: outcome.status === 'rejected' ? outcome.reason : null,
+        messages: JSON.stringify(outcome.messages),
+        ...(outcome.trackId ? { track_id: outcome.trackId } : {}),
+        ...(attached ? { application_response: attached.applicationResponse, attached_document: attached.attachedDocument } : {}),
+        settled_at: now,
+      }),
+    }));
+  } catch (error) {
+    if (error instanceof TransitionNotAllowed) return; // settled already: once only
+    throw error;
+  }
   const es = { ...scope, db: trx };
   const baseUrl = scope.deps.config.baseUrl;
   const invoice = (await lockInvoice(trx, scope, s.invoice_id))!;
+  const rejection = { invoice_id: invoice.id, stamping: { status: 'rejected', number: s.number, rejection_reason: s.rejection_reason } };
   if (s.kind === 'invoice') {
     if (accepted) {
-      await trx
-        .updateTable('invoices')
-        .set({ fiscal_status: 'stamped', number: s.number, cufe: s.identity_code, issue_date: s.issue_date, updated_at: now })
-        .where('company_id', '=', scope.companyId)
-        .where('environment', '=', scope.environment)
-        .where('id', '=', invoice.id)
-        .execute();
-      await emitEvent(es, 'invoice.stamped', { invoice_id: invoice.id, stamping: { type: 'invoice', status: 'accepted', number: s.number, cufe: s.identity_code, ...documentUrls(baseUrl, s), total: Number(s.total) } }, now);
+      await applyTransition(trx, es, FISCAL_MACHINE, {
+        table: 'invoices',
+        column: 'fiscal_status',
+        row: invoice,
+        action: 'stamp',
+        now,
+        set: () => ({ number: s.number, cufe: s.identity_code, issue_date: s.issue_date }),
+        present: () => ({
+          invoice_id: invoice.id,
+          stamping: {
+            type: 'invoice',
+            status: 'accepted',
+            number: s.number,
+            cufe: s.identity_code,
+            ...documentUrls(baseUrl, s),
+            total: Number(s.total),
+          },
+        }),
+      });
       await scope.deps.jobs.enqueue(trx, EMAIL_JOB, { company_id: scope.companyId, environment: scope.environment, stamping_id: s.id });
       // The payment was refunded while the invoice was being stamped: correct it now.
       if (invoice.status === 'REFUNDED' && invoice.credited < invoice.total) {
@@ -408,33 +429,43 @@ async function settleIn(
         await issueCreditNoteIn(trx, es, fresh, { amount: fresh.total - fresh.credited, reason: 'Devolución del pago', origin: 'refund' });
       }
     } else {
-      await trx.updateTable('invoices').set({ fiscal_status: 'rejected', updated_at: now }).where('company_id', '=', scope.companyId).where('environment', '=', scope.environment).where('id', '=', invoice.id).execute();
-      await emitEvent(es, 'invoice.stamp_rejected', { invoice_id: invoice.id, stamping: { status: 'rejected', number: s.number, rejection_reason: s.rejection_reason } }, now);
+      await applyTransition(trx, es, FISCAL_MACHINE, {
+        table: 'invoices',
+        column: 'fiscal_status',
+        row: invoice,
+        action: 'reject',
+        now,
+        present: () => rejection,
+      });
     }
     return;
   }
-  const note = await trx
-    .updateTable('credit_notes')
-    .set(accepted ? { status: 'issued', number: s.number, cude: s.identity_code, updated_at: now } : { status: 'rejected', updated_at: now })
-    .where('company_id', '=', scope.companyId)
-    .where('environment', '=', scope.environment)
+  const current = (await trx
+    .selectFrom('credit_notes')
+    .selectAll()
+    .$call(inTenant(scope))
     .where('id', '=', s.credit_note_id!)
-    .returningAll()
-    .executeTakeFirstOrThrow();
+    .forUpdate()
+    .executeTakeFirst())!;
   if (accepted) {
-    const stampings = await stampingsOf(trx, scope, [invoice.id]);
-    await emitEvent(es, 'invoice.credit_note_issued', presentCreditNote(note, stampings, baseUrl, invoice.currency), now);
+    await applyTransition(trx, es, CREDIT_NOTE_MACHINE, {
+      table: 'credit_notes',
+      row: current,
+      action: 'issue',
+      now,
+      set: () => ({ number: s.number, cude: s.identity_code }),
+      present: async (note) => presentCreditNote(note, await stampingsOf(trx, scope, [invoice.id]), baseUrl, invoice.currency),
+    });
     await scope.deps.jobs.enqueue(trx, EMAIL_JOB, { company_id: scope.companyId, environment: scope.environment, stamping_id: s.id });
   } else {
     // A rejected note corrects nothing: its amount may be credited again.
     await trx
       .updateTable('invoices')
-      .set({ credited: invoice.credited - note.amount, updated_at: now })
-      .where('company_id', '=', scope.companyId)
-      .where('environment', '=', scope.environment)
+      .set({ credited: invoice.credited - current.amount, updated_at: now })
+      .$call(inTenant(scope))
       .where('id', '=', invoice.id)
       .execute();
-    await emitEvent(es, 'invoice.stamp_rejected', { invoice_id: invoice.id, stamping: { status: 'rejected', number: s.number, rejection_reason: s.rejection_reason } }, now);
+    await applyTransition(trx, es, CREDIT_NOTE_MACHINE, { table: 'credit_notes', row: current, action: 'reject', now, present: () => rejection });
   }
 }
 
@@ -448,9 +479,14 @@ export async function sendStampedEmail(deps: AppDeps, payload: Record<string, un
   const db = deps.database.db;
   const s = await loadStamping(db, scope, String(payload.stamping_id));
   if (!s || s.status !== 'accepted' || !s.xml) return;
-  const invoice = await db.selectFrom('invoices').selectAll().where('company_id', '=', scope.companyId).where('environment', '=', scope.environment).where('id', '=', s.invoice_id).executeTakeFirstOrThrow();
+  const invoice = await db.selectFrom('invoices').selectAll().$call(inTenant(scope)).where('id', '=', s.invoice_id).executeTakeFirstOrThrow();
   const customer = invoice.customer_id
-    ? await db.selectFrom('customers').select(['email', 'first_name', 'last_name']).where('company_id', '=', scope.companyId).where('environment', '=', scope.environment).where('id', '=', invoice.customer_id).executeTakeFirst()
+    ? await db
+        .selectFrom('customers')
+        .select(['email', 'first_name', 'last_name'])
+        .$call(inTenant(scope))
+        .where('id', '=', invoice.customer_id)
+        .executeTakeFirst()
     : undefined;
   if (!customer?.email) return;
   const issuer = await loadFiscalIssuer(db, scope);

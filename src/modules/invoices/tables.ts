@@ -1,6 +1,6 @@
 import type { ColumnType, Selectable } from 'kysely';
 import type { Environment } from '../../platform/db/schema.ts';
-import type { FiscalResolutionData } from './ports.ts';
+import type { FiscalResolutionData } from '../../documents/dian/model.ts';
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 type Json<T> = ColumnType<T, string, string>;

@@ -3,9 +3,18 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { createHarness, type Company, type Harness } from '../../../test/harness.ts';
 import { ApiError } from '../../platform/errors/api-error.ts';
-import { createPayment, scopeOf } from '../payments/test-support.ts';
+import { createPayment, scopeOf } from '../../../test/support/payments.ts';
 import { transitionPayment, TransitionNotAllowed } from '../payments/transition.ts';
-import { auditLedger, recordCollection, recordRefund, reverse, settlePending, type LedgerScope, type PostedTransaction, type SplitShare } from './service.ts';
+import {
+  auditLedger,
+  recordCollection,
+  recordRefund,
+  reverse,
+  settlePending,
+  type LedgerScope,
+  type PostedTransaction,
+  type SplitShare,
+} from './service.ts';
 import { NON_NEGATIVE, type AccountKind } from './tables.ts';
 
 /**
@@ -35,9 +44,31 @@ type Op =
 const amount = fc.bigInt({ min: 1n, max: 50_000_00n });
 const splitGen = fc.array(fc.record({ to: fc.nat(2), permille: fc.nat(1000) }), { maxLength: 2 });
 const op: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 5, arbitrary: fc.record({ kind: fc.constant('collect' as const), c: fc.nat(2), currency: fc.constantFrom(...CURRENCIES), amount, pending: fc.boolean(), splits: splitGen }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('settle' as const), c: fc.nat(2), currency: fc.constantFrom(...CURRENCIES), amount, splits: splitGen }) },
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant('refund' as const), c: fc.nat(2), currency: fc.constantFrom(...CURRENCIES), amount, pending: fc.boolean() }) },
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      kind: fc.constant('collect' as const),
+      c: fc.nat(2),
+      currency: fc.constantFrom(...CURRENCIES),
+      amount,
+      pending: fc.boolean(),
+      splits: splitGen,
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant('settle' as const), c: fc.nat(2), currency: fc.constantFrom(...CURRENCIES), amount, splits: splitGen }),
+  },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant('refund' as const),
+      c: fc.nat(2),
+      currency: fc.constantFrom(...CURRENCIES),
+      amount,
+      pending: fc.boolean(),
+    }),
+  },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('reverse' as const), pick: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('repeat' as const), pick: fc.nat() }) },
   {
@@ -107,7 +138,7 @@ describe('ledger (property)', () => {
           return true;
         };
         /** Runs an operation the model expects to pass (ok) or to be refused with insufficient_balance. */
-        const expect = async <T,>(ok: boolean, fn: () => Promise<T>, label: string): Promise<T | null> => {
+        const expect = async <T>(ok: boolean, fn: () => Promise<T>, label: string): Promise<T | null> => {
           try {
             const value = await fn();
             assert.ok(ok, `${label}: expected insufficient_balance`);
@@ -150,7 +181,14 @@ describe('ledger (property)', () => {
                 { companyId: id, kind: 'company_available', currency: o.currency, amount: o.amount - total },
                 ...split.map((s) => ({ companyId: s.walletCompanyId, kind: 'wallet' as const, currency: o.currency, amount: s.amount })),
               ]);
-              const r = await expect(ok, () => db.transaction().execute((trx) => settlePending(trx, scope(o.c), { currency: o.currency, amount: o.amount, source, splits: split })), label);
+              const r = await expect(
+                ok,
+                () =>
+                  db
+                    .transaction()
+                    .execute((trx) => settlePending(trx, scope(o.c), { currency: o.currency, amount: o.amount, source, splits: split })),
+                label,
+              );
               if (r) posted.push({ tx: r.settlement, c: o.c }, ...(r.split ? [{ tx: r.split, c: o.c }] : []));
               break;
             }
@@ -160,7 +198,14 @@ describe('ledger (property)', () => {
                 { companyId: id, kind: o.pending ? 'company_pending' : 'company_available', currency: o.currency, amount: -o.amount },
                 { companyId: id, kind: 'external_clearing', currency: o.currency, amount: o.amount },
               ]);
-              const r = await expect(ok, () => db.transaction().execute((trx) => recordRefund(trx, scope(o.c), { currency: o.currency, amount: o.amount, source, pending: o.pending })), label);
+              const r = await expect(
+                ok,
+                () =>
+                  db
+                    .transaction()
+                    .execute((trx) => recordRefund(trx, scope(o.c), { currency: o.currency, amount: o.amount, source, pending: o.pending })),
+                label,
+              );
               if (r) posted.push({ tx: r, c: o.c });
               break;
             }
@@ -169,11 +214,16 @@ describe('ledger (property)', () => {
               if (!candidates.length) break;
               const { tx, c } = candidates[o.pick % candidates.length];
               const again = reversed.has(tx.id);
-              const ok = again || applies(tx.entries.map((e) => ({ companyId: e.account.companyId, kind: e.account.kind, currency: tx.currency, amount: -e.amount })));
+              const ok =
+                again ||
+                applies(tx.entries.map((e) => ({ companyId: e.account.companyId, kind: e.account.kind, currency: tx.currency, amount: -e.amount })));
               const r = await expect(ok, () => db.transaction().execute((trx) => reverse(trx, scope(c), { transactionId: tx.id })), label);
               if (r) {
                 assert.equal(r.created, !again, 'a transaction is reversed once');
-                assert.equal(r.entries.reduce((s, e) => s + e.amount, 0n), 0n);
+                assert.equal(
+                  r.entries.reduce((s, e) => s + e.amount, 0n),
+                  0n,
+                );
                 reversed.add(tx.id);
                 if (!again) posted.push({ tx: r, c });
               }
@@ -191,7 +241,10 @@ describe('ledger (property)', () => {
             case 'pay': {
               const owner = cos[o.c];
               const pcts = o.percentages.filter((s, j, all) => s.to !== o.c && all.findIndex((x) => x.to === s.to) === j);
-              const p = await createPayment(owner, { amount: o.pesos, splits: pcts.map((s) => ({ wallet_id: cos[s.to].company.id, percentage: s.pct })) });
+              const p = await createPayment(owner, {
+                amount: o.pesos,
+                splits: pcts.map((s) => ({ wallet_id: cos[s.to].company.id, percentage: s.pct })),
+              });
               const total = BigInt(o.pesos) * 100n;
               const split = pcts.map((s) => ({ companyId: cos[s.to].company.id, amount: (total * BigInt(s.pct * 100)) / 10_000n }));
               applies([

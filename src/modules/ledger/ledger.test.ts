@@ -4,7 +4,7 @@ import { sql, type Transaction } from 'kysely';
 import { ENGINE, createHarness, expectError, send, type Company, type Harness } from '../../../test/harness.ts';
 import type { DB } from '../../platform/db/schema.ts';
 import { ApiError } from '../../platform/errors/api-error.ts';
-import { activeWallet, createPayment, scopeOf } from '../payments/test-support.ts';
+import { activeWallet, createPayment, scopeOf } from '../../../test/support/payments.ts';
 import { transitionPayment } from '../payments/transition.ts';
 import {
   auditLedger,
@@ -51,7 +51,10 @@ async function transactionsOf(h: Harness, co: Company): Promise<number> {
 }
 
 async function expectClean(h: Harness, ...companies: Company[]): Promise<void> {
-  const audit = await auditLedger(h.runtime.deps.database.db, companies.map((c) => c.company.id));
+  const audit = await auditLedger(
+    h.runtime.deps.database.db,
+    companies.map((c) => c.company.id),
+  );
   assert.deepEqual(audit, { unbalanced: [], mismatched: [], negative: [] });
 }
 
@@ -77,12 +80,17 @@ describe('ledger: posting', () => {
   after(() => h.close());
 
   test('a collection credits the company and debits the outside world; entries sum to zero', async () => {
-    const { collection, split } = await inTrx(h, (trx) => recordCollection(trx, scope(h, a), { currency: 'COP', amount: 150_000_00n, source: { type: 'test', id: 'c-1' } }));
+    const { collection, split } = await inTrx(h, (trx) =>
+      recordCollection(trx, scope(h, a), { currency: 'COP', amount: 150_000_00n, source: { type: 'test', id: 'c-1' } }),
+    );
     assert.match(collection.id, /^ltx_[0-9a-z]{26}$/);
     assert.equal(collection.kind, 'collection');
     assert.equal(collection.created, true);
     assert.equal(split, null);
-    assert.equal(collection.entries.reduce((s, e) => s + e.amount, 0n), 0n);
+    assert.equal(
+      collection.entries.reduce((s, e) => s + e.amount, 0n),
+      0n,
+    );
     assert.deepEqual(collection.entries.map((e) => [e.account.kind, e.amount]).sort(), [
       ['company_available', 150_000_00n],
       ['external_clearing', -150_000_00n],
@@ -103,7 +111,10 @@ describe('ledger: posting', () => {
     assert.deepEqual(again.collection.entries.map((e) => e.amount).sort(), first.collection.entries.map((e) => e.amount).sort());
     assert.equal(await transactionsOf(h, a), before + 1);
     assert.deepEqual(await accounts(h, a, 'USD'), { company_available: 12_34n, external_clearing: -12_34n });
-    await assert.rejects(inTrx(h, (trx) => recordCollection(trx, scope(h, a), { ...input, amount: 99n })), LedgerError);
+    await assert.rejects(
+      inTrx(h, (trx) => recordCollection(trx, scope(h, a), { ...input, amount: 99n })),
+      LedgerError,
+    );
     // The same source under another kind is another business event.
     await inTrx(h, (trx) => recordRefund(trx, scope(h, a), input));
     assert.deepEqual(await accounts(h, a, 'USD'), { company_available: 0n, external_clearing: 0n });
@@ -115,17 +126,73 @@ describe('ledger: posting', () => {
   test('postTransaction refuses unbalanced or malformed entries and writes nothing', async () => {
     const before = await transactionsOf(h, a);
     const post = (entries: { account: { kind: any; companyId?: string }; amount: bigint }[], extra: Record<string, unknown> = {}) =>
-      inTrx(h, (trx) => postTransaction(trx, scope(h, a), { kind: 'collection', currency: 'COP', source: { type: 'test', id: `bad-${Math.random()}` }, entries, ...extra }));
+      inTrx(h, (trx) =>
+        postTransaction(trx, scope(h, a), {
+          kind: 'collection',
+          currency: 'COP',
+          source: { type: 'test', id: `bad-${Math.random()}` },
+          entries,
+          ...extra,
+        }),
+      );
     const ext = { kind: 'external_clearing' as const };
     const avail = { kind: 'company_available' as const };
-    await assert.rejects(post([{ account: ext, amount: -100n }, { account: avail, amount: 99n }]), /sum to zero/);
-    await assert.rejects(post([{ account: ext, amount: 0n }, { account: avail, amount: 0n }]), /never zero/);
+    await assert.rejects(
+      post([
+        { account: ext, amount: -100n },
+        { account: avail, amount: 99n },
+      ]),
+      /sum to zero/,
+    );
+    await assert.rejects(
+      post([
+        { account: ext, amount: 0n },
+        { account: avail, amount: 0n },
+      ]),
+      /never zero/,
+    );
     await assert.rejects(post([{ account: ext, amount: -100n }]), /at least two/);
-    await assert.rejects(post([{ account: avail, amount: -100n }, { account: avail, amount: 100n }]), /appears twice/);
-    await assert.rejects(post([{ account: ext, amount: -100n }, { account: { kind: 'company_available', companyId: b.company.id }, amount: 100n }]), /only be its wallet/);
-    await assert.rejects(post([{ account: ext, amount: -100n }, { account: avail, amount: 100n }], { currency: 'pesos' }), /ISO 4217/);
-    await assert.rejects(post([{ account: ext, amount: -1 as unknown as bigint }, { account: avail, amount: 1 as unknown as bigint }]), /bigint/);
-    await assert.rejects(post([{ account: ext, amount: -100n }, { account: avail, amount: 100n }], { source: { type: '', id: 'x' } }), /source/);
+    await assert.rejects(
+      post([
+        { account: avail, amount: -100n },
+        { account: avail, amount: 100n },
+      ]),
+      /appears twice/,
+    );
+    await assert.rejects(
+      post([
+        { account: ext, amount: -100n },
+        { account: { kind: 'company_available', companyId: b.company.id }, amount: 100n },
+      ]),
+      /only be its wallet/,
+    );
+    await assert.rejects(
+      post(
+        [
+          { account: ext, amount: -100n },
+          { account: avail, amount: 100n },
+        ],
+        { currency: 'pesos' },
+      ),
+      /ISO 4217/,
+    );
+    await assert.rejects(
+      post([
+        { account: ext, amount: -1 as unknown as bigint },
+        { account: avail, amount: 1 as unknown as bigint },
+      ]),
+      /bigint/,
+    );
+    await assert.rejects(
+      post(
+        [
+          { account: ext, amount: -100n },
+          { account: avail, amount: 100n },
+        ],
+        { source: { type: '', id: 'x' } },
+      ),
+      /source/,
+    );
     assert.equal(await transactionsOf(h, a), before);
     await expectClean(h, a, b);
   });
@@ -133,7 +200,9 @@ describe('ledger: posting', () => {
   test('a refund never takes the available balance below zero: insufficient_balance, nothing written', async () => {
     const co = await h.company('Reembolsos SAS');
     await inTrx(h, (trx) => recordCollection(trx, scope(h, co), { currency: 'COP', amount: 10_000_00n, source: { type: 'test', id: 'r-c' } }));
-    const err = await inTrx(h, (trx) => recordRefund(trx, scope(h, co), { currency: 'COP', amount: 10_000_01n, source: { type: 'test', id: 'r-1' } })).catch((e) => e);
+    const err = await inTrx(h, (trx) =>
+      recordRefund(trx, scope(h, co), { currency: 'COP', amount: 10_000_01n, source: { type: 'test', id: 'r-1' } }),
+    ).catch((e) => e);
     assert.ok(isApiError('insufficient_balance')(err), String(err));
     assert.equal(err.status, 422);
     assert.deepEqual(err.body(), {
@@ -143,12 +212,20 @@ describe('ledger: posting', () => {
     });
     assert.equal(await transactionsOf(h, co), 1, 'the refused refund left no transaction');
     // A refund of a currency never collected finds an empty account.
-    await assert.rejects(inTrx(h, (trx) => recordRefund(trx, scope(h, co), { currency: 'MXN', amount: 1n, source: { type: 'test', id: 'r-2' } })), isApiError('insufficient_balance'));
+    await assert.rejects(
+      inTrx(h, (trx) => recordRefund(trx, scope(h, co), { currency: 'MXN', amount: 1n, source: { type: 'test', id: 'r-2' } })),
+      isApiError('insufficient_balance'),
+    );
     const ok = await inTrx(h, (trx) => recordRefund(trx, scope(h, co), { currency: 'COP', amount: 10_000_00n, source: { type: 'test', id: 'r-1' } }));
     assert.equal(ok.kind, 'refund');
     assert.deepEqual(await accounts(h, co), { company_available: 0n, external_clearing: 0n });
     // The database refuses it too, whatever the code does.
-    await assert.rejects(sql`UPDATE ledger_accounts SET balance = -1 WHERE company_id = ${co.company.id} AND kind = 'company_available'`.execute(h.runtime.deps.database.db), /ledger_accounts_non_negative/);
+    await assert.rejects(
+      sql`UPDATE ledger_accounts SET balance = -1 WHERE company_id = ${co.company.id} AND kind = 'company_available'`.execute(
+        h.runtime.deps.database.db,
+      ),
+      /ledger_accounts_non_negative/,
+    );
     await expectClean(h, co);
   });
 
@@ -157,13 +234,34 @@ describe('ledger: posting', () => {
     const s = scope(h, co);
     await inTrx(h, (trx) => recordCollection(trx, s, { currency: 'COP', amount: 5_000_00n, source: { type: 'test', id: 'p-1' }, pending: true }));
     assert.deepEqual(await balances(co), [{ currency: 'COP', available: 0, pending: 5000 }]);
-    await assert.rejects(inTrx(h, (trx) => recordRefund(trx, s, { currency: 'COP', amount: 1n, source: { type: 'test', id: 'p-r' } })), isApiError('insufficient_balance'));
-    await assert.rejects(inTrx(h, (trx) => settlePending(trx, s, { currency: 'COP', amount: 5_000_01n, source: { type: 'test', id: 'p-1' } })), isApiError('insufficient_balance'));
     await assert.rejects(
-      inTrx(h, (trx) => recordCollection(trx, s, { currency: 'COP', amount: 1_00n, source: { type: 'test', id: 'p-2' }, pending: true, splits: [{ walletCompanyId: b.company.id, amount: 1n }] })),
+      inTrx(h, (trx) => recordRefund(trx, s, { currency: 'COP', amount: 1n, source: { type: 'test', id: 'p-r' } })),
+      isApiError('insufficient_balance'),
+    );
+    await assert.rejects(
+      inTrx(h, (trx) => settlePending(trx, s, { currency: 'COP', amount: 5_000_01n, source: { type: 'test', id: 'p-1' } })),
+      isApiError('insufficient_balance'),
+    );
+    await assert.rejects(
+      inTrx(h, (trx) =>
+        recordCollection(trx, s, {
+          currency: 'COP',
+          amount: 1_00n,
+          source: { type: 'test', id: 'p-2' },
+          pending: true,
+          splits: [{ walletCompanyId: b.company.id, amount: 1n }],
+        }),
+      ),
       /settlePending/,
     );
-    const { settlement, split } = await inTrx(h, (trx) => settlePending(trx, s, { currency: 'COP', amount: 5_000_00n, source: { type: 'test', id: 'p-1' }, splits: [{ walletCompanyId: b.company.id, amount: 1_000_00n }] }));
+    const { settlement, split } = await inTrx(h, (trx) =>
+      settlePending(trx, s, {
+        currency: 'COP',
+        amount: 5_000_00n,
+        source: { type: 'test', id: 'p-1' },
+        splits: [{ walletCompanyId: b.company.id, amount: 1_000_00n }],
+      }),
+    );
     assert.equal(settlement.kind, 'settlement');
     assert.equal(split?.kind, 'split');
     assert.deepEqual(await balances(co), [{ currency: 'COP', available: 4000, pending: 0 }]);
@@ -193,23 +291,41 @@ describe('ledger: posting', () => {
     assert.equal(collection.kind, 'collection');
     assert.ok(split);
     assert.equal(split.source.id, 's-1');
-    assert.equal(split.entries.reduce((sum, e) => sum + e.amount, 0n), 0n);
-    assert.deepEqual(split.entries.map((e) => [e.account.companyId, e.account.kind, e.amount]).sort(), [
-      [b.company.id, 'wallet', 20_000_00n],
-      [c.company.id, 'wallet', 5_000_50n],
-      [co.company.id, 'company_available', -25_000_50n],
-    ].sort());
+    assert.equal(
+      split.entries.reduce((sum, e) => sum + e.amount, 0n),
+      0n,
+    );
+    assert.deepEqual(
+      split.entries.map((e) => [e.account.companyId, e.account.kind, e.amount]).sort(),
+      [
+        [b.company.id, 'wallet', 20_000_00n],
+        [c.company.id, 'wallet', 5_000_50n],
+        [co.company.id, 'company_available', -25_000_50n],
+      ].sort(),
+    );
     assert.deepEqual(await balances(co), [{ currency: 'COP', available: 74999.5, pending: 0 }]);
     assert.equal((await balances(b)).find((x) => x.currency === 'COP')!.available, beforeB + 20000);
     assert.deepEqual(await balances(c), [{ currency: 'COP', available: 5000.5, pending: 0 }]);
     assert.equal((await accounts(h, c)).wallet, 5_000_50n, "the wallet is an account of the receiving company's books");
     // Refused: more than the amount, to oneself, twice to one wallet.
-    const bad = (splits: { walletCompanyId: string; amount: bigint }[]) => inTrx(h, (trx) => recordCollection(trx, scope(h, co), { currency: 'COP', amount: 100n, source: { type: 'test', id: `s-bad-${Math.random()}` }, splits }));
+    const bad = (splits: { walletCompanyId: string; amount: bigint }[]) =>
+      inTrx(h, (trx) =>
+        recordCollection(trx, scope(h, co), { currency: 'COP', amount: 100n, source: { type: 'test', id: `s-bad-${Math.random()}` }, splits }),
+      );
     await assert.rejects(bad([{ walletCompanyId: b.company.id, amount: 101n }]), /exceed/);
     await assert.rejects(bad([{ walletCompanyId: co.company.id, amount: 1n }]), /another company/);
-    await assert.rejects(bad([{ walletCompanyId: b.company.id, amount: 1n }, { walletCompanyId: b.company.id, amount: 1n }]), /one split per wallet/);
+    await assert.rejects(
+      bad([
+        { walletCompanyId: b.company.id, amount: 1n },
+        { walletCompanyId: b.company.id, amount: 1n },
+      ]),
+      /one split per wallet/,
+    );
     // The collecting company bears a refund; the wallets keep their shares.
-    await assert.rejects(inTrx(h, (trx) => recordRefund(trx, scope(h, co), { currency: 'COP', amount: 100_000_00n, source: { type: 'test', id: 's-1' } })), isApiError('insufficient_balance'));
+    await assert.rejects(
+      inTrx(h, (trx) => recordRefund(trx, scope(h, co), { currency: 'COP', amount: 100_000_00n, source: { type: 'test', id: 's-1' } })),
+      isApiError('insufficient_balance'),
+    );
     // Reversing the split takes the shares back (the receiving wallets must still hold them).
     const reversal = await inTrx(h, (trx) => reverse(trx, scope(h, co), { kind: 'split', source: { type: 'test', id: 's-1' } }));
     assert.equal(reversal.kind, 'reversal');
@@ -223,7 +339,9 @@ describe('ledger: posting', () => {
   test('reverse: opposite entries, at most once, never of a reversal, never below zero', async () => {
     const co = await h.company('Reversos SAS');
     const s = scope(h, co);
-    const { collection } = await inTrx(h, (trx) => recordCollection(trx, s, { currency: 'COP', amount: 7_000_00n, source: { type: 'test', id: 'v-1' } }));
+    const { collection } = await inTrx(h, (trx) =>
+      recordCollection(trx, s, { currency: 'COP', amount: 7_000_00n, source: { type: 'test', id: 'v-1' } }),
+    );
     const reversal = await inTrx(h, (trx) => reverse(trx, s, { transactionId: collection.id }));
     assert.equal(reversal.created, true);
     assert.deepEqual(
@@ -234,20 +352,34 @@ describe('ledger: posting', () => {
     const again = await inTrx(h, (trx) => reverse(trx, s, { kind: 'collection', source: { type: 'test', id: 'v-1' } }));
     assert.equal(again.id, reversal.id);
     assert.equal(again.created, false);
-    await assert.rejects(inTrx(h, (trx) => reverse(trx, s, { transactionId: reversal.id })), /not reversed/);
-    await assert.rejects(inTrx(h, (trx) => reverse(trx, s, { transactionId: 'ltx_nothere' })), /no such ledger transaction/);
+    await assert.rejects(
+      inTrx(h, (trx) => reverse(trx, s, { transactionId: reversal.id })),
+      /not reversed/,
+    );
+    await assert.rejects(
+      inTrx(h, (trx) => reverse(trx, s, { transactionId: 'ltx_nothere' })),
+      /no such ledger transaction/,
+    );
     // Another company cannot reverse it (its own books only).
-    await assert.rejects(inTrx(h, (trx) => reverse(trx, scope(h, a), { transactionId: collection.id })), /no such ledger transaction/);
+    await assert.rejects(
+      inTrx(h, (trx) => reverse(trx, scope(h, a), { transactionId: collection.id })),
+      /no such ledger transaction/,
+    );
     // A collection whose money was refunded cannot be reversed too.
     const second = await inTrx(h, (trx) => recordCollection(trx, s, { currency: 'COP', amount: 1_00n, source: { type: 'test', id: 'v-2' } }));
     await inTrx(h, (trx) => recordRefund(trx, s, { currency: 'COP', amount: 1_00n, source: { type: 'test', id: 'v-2' } }));
-    await assert.rejects(inTrx(h, (trx) => reverse(trx, s, { transactionId: second.collection.id })), isApiError('insufficient_balance'));
+    await assert.rejects(
+      inTrx(h, (trx) => reverse(trx, s, { transactionId: second.collection.id })),
+      isApiError('insufficient_balance'),
+    );
     await expectClean(h, co);
   });
 
   test('entries and transactions are immutable in the database; unbalanced entries are refused there too', async () => {
     const db = h.runtime.deps.database.db;
-    const { collection } = await inTrx(h, (trx) => recordCollection(trx, scope(h, a), { currency: 'COP', amount: 1_00n, source: { type: 'test', id: 'imm-1' } }));
+    const { collection } = await inTrx(h, (trx) =>
+      recordCollection(trx, scope(h, a), { currency: 'COP', amount: 1_00n, source: { type: 'test', id: 'imm-1' } }),
+    );
     await assert.rejects(sql`UPDATE ledger_entries SET currency = 'USD' WHERE transaction_id = ${collection.id}`.execute(db), /immutable/);
     await assert.rejects(sql`DELETE FROM ledger_entries WHERE transaction_id = ${collection.id}`.execute(db), /immutable/);
     await assert.rejects(sql`UPDATE ledger_transactions SET source_id = 'x' WHERE id = ${collection.id}`.execute(db), /immutable/);
@@ -255,11 +387,15 @@ describe('ledger: posting', () => {
     await assert.rejects(sql`DELETE FROM ledger_accounts WHERE company_id = ${a.company.id}`.execute(db), /immutable/);
     const account = collection.entries[0].account_id;
     await assert.rejects(
-      sql`INSERT INTO ledger_entries (company_id, environment, id, transaction_id, account_id, amount, currency, created_at) VALUES (${a.company.id}, 'test', 'len_forged', ${collection.id}, ${account}, 5, 'COP', now())`.execute(db),
+      sql`INSERT INTO ledger_entries (company_id, environment, id, transaction_id, account_id, amount, currency, created_at) VALUES (${a.company.id}, 'test', 'len_forged', ${collection.id}, ${account}, 5, 'COP', now())`.execute(
+        db,
+      ),
       /not balanced/,
     );
     await assert.rejects(
-      sql`INSERT INTO ledger_entries (company_id, environment, id, transaction_id, account_id, amount, currency, created_at) VALUES (${a.company.id}, 'test', 'len_f1', ${collection.id}, ${account}, 5, 'USD', now()), (${a.company.id}, 'test', 'len_f2', ${collection.id}, ${account}, -5, 'USD', now())`.execute(db),
+      sql`INSERT INTO ledger_entries (company_id, environment, id, transaction_id, account_id, amount, currency, created_at) VALUES (${a.company.id}, 'test', 'len_f1', ${collection.id}, ${account}, 5, 'USD', now()), (${a.company.id}, 'test', 'len_f2', ${collection.id}, ${account}, -5, 'USD', now())`.execute(
+        db,
+      ),
       /does not match/,
     );
     await expectClean(h, a);
@@ -280,7 +416,10 @@ describe('ledger: posting', () => {
     const fresh = await h.company('Nueva SAS');
     assert.deepEqual(await balances(fresh), [{ currency: 'COP', available: 0, pending: 0 }]);
     // Live money cannot pay a test refund.
-    await assert.rejects(inTrx(h, (trx) => recordRefund(trx, scope(h, co), { currency: 'USD', amount: 1n, source: { type: 'test', id: 'e-r' } })), isApiError('insufficient_balance'));
+    await assert.rejects(
+      inTrx(h, (trx) => recordRefund(trx, scope(h, co), { currency: 'USD', amount: 1n, source: { type: 'test', id: 'e-r' } })),
+      isApiError('insufficient_balance'),
+    );
     await expectClean(h, co);
   });
 
@@ -324,26 +463,42 @@ describe('ledger: payments post their money', () => {
     assert.equal(res.body.status, 'approved', res.raw);
     assert.deepEqual(await cop(co), { currency: 'COP', available: start.available + 80000, pending: 0 });
     const intent = (await co.req({ url: `/v1/payments/${p.id}/intents` })).body.data.find((i: any) => i.status === 'approved');
-    const tx = await findTransaction(h.runtime.deps.database.db, scope(h, co), { kind: 'collection', source: { type: 'payment_intent', id: intent.id } });
+    const tx = await findTransaction(h.runtime.deps.database.db, scope(h, co), {
+      kind: 'collection',
+      source: { type: 'payment_intent', id: intent.id },
+    });
     assert.ok(tx);
     assert.equal(tx.currency, 'COP');
     // The approval and the collection commit together: no approved payment without its money.
     const usd = await createPayment(co, { amount: 12.5, currency: 'USD' });
     await resolve(usd.id);
-    assert.deepEqual((await balances(co)).find((b) => b.currency === 'USD'), { currency: 'USD', available: 12.5, pending: 0 });
+    assert.deepEqual(
+      (await balances(co)).find((b) => b.currency === 'USD'),
+      { currency: 'USD', available: 12.5, pending: 0 },
+    );
     await expectClean(h, co);
   });
 
   test('splits (by WALLET account or balance id) and a target wallet move shares to the other companies', async () => {
     const wallet = await activeWallet(h, co, partner);
     const [c0, p0, t0] = [await cop(co), await cop(partner), await cop(third)];
-    const p = await createPayment(co, { amount: 100000, splits: [{ account_id: wallet, amount: 10000 }, { wallet_id: third.company.id, percentage: 12.5 }] });
+    const p = await createPayment(co, {
+      amount: 100000,
+      splits: [
+        { account_id: wallet, amount: 10000 },
+        { wallet_id: third.company.id, percentage: 12.5 },
+      ],
+    });
     await resolve(p.id);
     assert.equal((await cop(co)).available, c0.available + 100000 - 10000 - 12500);
     assert.equal((await cop(partner)).available, p0.available + 10000);
     assert.equal((await cop(third)).available, t0.available + 12500);
     // Everything to another balance: the target wallet takes what the splits leave.
-    const t = await createPayment(co, { amount: 50000, target_wallet_id: partner.company.id, splits: [{ wallet_id: third.company.id, amount: 1000 }] });
+    const t = await createPayment(co, {
+      amount: 50000,
+      target_wallet_id: partner.company.id,
+      splits: [{ wallet_id: third.company.id, amount: 1000 }],
+    });
     await resolve(t.id);
     assert.equal((await cop(co)).available, c0.available + 100000 - 10000 - 12500, 'the collecting company keeps nothing of it');
     assert.equal((await cop(partner)).available, p0.available + 10000 + 49000);
@@ -356,7 +511,14 @@ describe('ledger: payments post their money', () => {
       const a = await accounts(h, c);
       return (a.company_available ?? 0n) + (a.wallet ?? 0n);
     };
-    const p = await createPayment(co, { amount: 10000.01, partial_payment_config: { enabled: true, minimum_amount: 1000 }, splits: [{ wallet_id: third.company.id, amount: 3333.33 }, { wallet_id: partner.company.id, percentage: 33.33 }] });
+    const p = await createPayment(co, {
+      amount: 10000.01,
+      partial_payment_config: { enabled: true, minimum_amount: 1000 },
+      splits: [
+        { wallet_id: third.company.id, amount: 3333.33 },
+        { wallet_id: partner.company.id, percentage: 33.33 },
+      ],
+    });
     const [c0, p0, t0] = [await minor(co), await minor(partner), await minor(third)];
     const scopeP = scopeOf(h, co);
     const { startIntent, settleIntent } = await import('../payments/intents.ts');
@@ -402,7 +564,12 @@ describe('ledger: payments post their money', () => {
     await solo.req({ url: `/v1/payments/${s.id}/resolve`, body: { action: 'approve' } });
     await assert.rejects(transitionPayment(scopeOf(h, solo), s.id, 'refund'), isApiError('insufficient_balance'));
     assert.equal((await solo.req({ url: `/v1/payments/${s.id}` })).body.status, 'approved');
-    const events = await h.runtime.deps.database.db.selectFrom('events').select('type').where('company_id', '=', solo.company.id).where('type', '=', 'payment.refunded').execute();
+    const events = await h.runtime.deps.database.db
+      .selectFrom('events')
+      .select('type')
+      .where('company_id', '=', solo.company.id)
+      .where('type', '=', 'payment.refunded')
+      .execute();
     assert.equal(events.length, 2, 'no event for the refused refund');
     await expectClean(h, solo, partner);
   });
@@ -421,7 +588,9 @@ describe(`ledger: concurrency (${ENGINE})`, () => {
     const co = await h.company('Paralelo SAS');
     await inTrx(h, (trx) => recordCollection(trx, scope(h, co), { currency: 'COP', amount: 100_00n, source: { type: 'charge', id: 'ch_1' } }));
     const results = await Promise.all(
-      Array.from({ length: N }, () => inTrx(h, (trx) => recordRefund(trx, scope(h, co), { currency: 'COP', amount: 100_00n, source: { type: 'charge', id: 'ch_1' } }))),
+      Array.from({ length: N }, () =>
+        inTrx(h, (trx) => recordRefund(trx, scope(h, co), { currency: 'COP', amount: 100_00n, source: { type: 'charge', id: 'ch_1' } })),
+      ),
     );
     assert.equal(new Set(results.map((r) => r.id)).size, 1);
     assert.equal(results.filter((r) => r.created).length, 1);
@@ -432,8 +601,12 @@ describe(`ledger: concurrency (${ENGINE})`, () => {
 
   test('50 parallel reversals of one collection: exactly one reversal', async () => {
     const co = await h.company('Reverso Paralelo SAS');
-    const { collection } = await inTrx(h, (trx) => recordCollection(trx, scope(h, co), { currency: 'COP', amount: 100_00n, source: { type: 'charge', id: 'ch_2' } }));
-    const results = await Promise.all(Array.from({ length: N }, () => inTrx(h, (trx) => reverse(trx, scope(h, co), { transactionId: collection.id }))));
+    const { collection } = await inTrx(h, (trx) =>
+      recordCollection(trx, scope(h, co), { currency: 'COP', amount: 100_00n, source: { type: 'charge', id: 'ch_2' } }),
+    );
+    const results = await Promise.all(
+      Array.from({ length: N }, () => inTrx(h, (trx) => reverse(trx, scope(h, co), { transactionId: collection.id }))),
+    );
     assert.equal(new Set(results.map((r) => r.id)).size, 1);
     assert.deepEqual(await accounts(h, co), { company_available: 0n, external_clearing: 0n });
     await expectClean(h, co);
@@ -443,12 +616,17 @@ describe(`ledger: concurrency (${ENGINE})`, () => {
     const co = await h.company('Saldo Justo SAS');
     await inTrx(h, (trx) => recordCollection(trx, scope(h, co), { currency: 'COP', amount: 10_000_00n, source: { type: 'test', id: 'funds' } }));
     const settled = await Promise.allSettled(
-      Array.from({ length: N }, (_, i) => inTrx(h, (trx) => recordRefund(trx, scope(h, co), { currency: 'COP', amount: 1_000_00n, source: { type: 'refund', id: `re_${i}` } }))),
+      Array.from({ length: N }, (_, i) =>
+        inTrx(h, (trx) => recordRefund(trx, scope(h, co), { currency: 'COP', amount: 1_000_00n, source: { type: 'refund', id: `re_${i}` } })),
+      ),
     );
     const ok = settled.filter((r) => r.status === 'fulfilled');
     const refused = settled.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
     assert.equal(ok.length, 10);
-    assert.ok(refused.every((r) => isApiError('insufficient_balance')(r.reason)), String(refused.find((r) => !isApiError('insufficient_balance')(r.reason))?.reason));
+    assert.ok(
+      refused.every((r) => isApiError('insufficient_balance')(r.reason)),
+      String(refused.find((r) => !isApiError('insufficient_balance')(r.reason))?.reason),
+    );
     assert.deepEqual(await accounts(h, co), { company_available: 0n, external_clearing: 0n });
     await expectClean(h, co);
   });
@@ -471,7 +649,11 @@ describe(`ledger: concurrency (${ENGINE})`, () => {
     const rows = await h.runtime.deps.database.db
       .selectFrom('ledger_accounts')
       .select(['company_id', 'kind'])
-      .where('company_id', 'in', [co, ...others].map((c) => c.company.id))
+      .where(
+        'company_id',
+        'in',
+        [co, ...others].map((c) => c.company.id),
+      )
       .where('currency', '=', 'USD')
       .execute();
     const keys = rows.map((r) => `${r.company_id}/${r.kind}`);
@@ -488,7 +670,12 @@ describe(`ledger: concurrency (${ENGINE})`, () => {
     const settled = await Promise.allSettled(Array.from({ length: N }, () => transitionPayment(scopeOf(h, co), p.id, 'refund')));
     assert.equal(settled.filter((r) => r.status === 'fulfilled').length, 1);
     assert.deepEqual(await accounts(h, co), { company_available: 0n, external_clearing: 0n });
-    const refunds = await h.runtime.deps.database.db.selectFrom('ledger_transactions').select('id').where('company_id', '=', co.company.id).where('kind', '=', 'refund').execute();
+    const refunds = await h.runtime.deps.database.db
+      .selectFrom('ledger_transactions')
+      .select('id')
+      .where('company_id', '=', co.company.id)
+      .where('kind', '=', 'refund')
+      .execute();
     assert.equal(refunds.length, 1);
     await expectClean(h, co);
   });

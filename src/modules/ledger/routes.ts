@@ -3,14 +3,16 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { RequestContext } from '../../platform/context.ts';
 import { errorResponses } from '../../platform/http/openapi.ts';
-import { toPesos } from '../payments/money.ts';
+import { toPesos } from '../../platform/money.ts';
 import { getBalances } from './service.ts';
 
 const tags = ['Balances'];
 
 export const balanceResponse = z.object({
   currency: z.string().describe('ISO 4217 code; COP is always listed'),
-  available: z.number().describe('pesos (major units, at most 2 decimals): collected and settled, plus what other companies moved to this balance (splits)'),
+  available: z
+    .number()
+    .describe('pesos (major units, at most 2 decimals): collected and settled, plus what other companies moved to this balance (splits)'),
   pending: z.number().describe('pesos: collected, not settled yet'),
 });
 export const balancesResponse = z.object({ data: z.array(balanceResponse) });

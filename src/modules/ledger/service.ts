@@ -6,6 +6,8 @@ import { ApiError } from '../../platform/errors/api-error.ts';
 import { prefixedId } from '../../platform/ids.ts';
 import { NON_NEGATIVE, type AccountKind, type LedgerTransactionKind } from './tables.ts';
 import './tables.ts';
+import type { Tenant } from '../../platform/scope.ts';
+import { inTenant } from '../../platform/scope.ts';
 
 /**
  * The ledger service (docs/ledger.md): the only writer of balances. Other modules post business
@@ -17,10 +19,8 @@ import './tables.ts';
  * to zero.
  */
 
-/** Who posts: a company in one environment. A PaymentScope or a RequestContext is one. */
-export interface LedgerScope {
-  companyId: string;
-  environment: Environment;
+/** Who posts: a company in one environment. A ServiceScope or a RequestContext is one. */
+export interface LedgerScope extends Tenant {
   deps: { clock: Clock };
 }
 
@@ -97,7 +97,15 @@ function holder(scope: LedgerScope, ref: AccountRef): string {
 }
 
 function checkSource(source: LedgerSource): void {
-  if (!source || typeof source.type !== 'string' || typeof source.id !== 'string' || !source.type || !source.id || source.type.length > 100 || source.id.length > 200) {
+  if (
+    !source ||
+    typeof source.type !== 'string' ||
+    typeof source.id !== 'string' ||
+    !source.type ||
+    !source.id ||
+    source.type.length > 100 ||
+    source.id.length > 200
+  ) {
     throw new LedgerError('source needs a type (1-100 characters) and an id (1-200 characters)');
   }
 }
@@ -114,14 +122,22 @@ function checkCurrency(currency: string): void {
  * Returns them by holder and kind; accounts already in `into` (locked earlier in this
  * transaction by a helper that posts several transactions) are not asked for again.
  */
-async function lockAccounts(trx: Transaction<DB>, scope: LedgerScope, currency: string, refs: AccountRef[], into: Locked = new Map()): Promise<Locked> {
+async function lockAccounts(
+  trx: Transaction<DB>,
+  scope: LedgerScope,
+  currency: string,
+  refs: AccountRef[],
+  into: Locked = new Map(),
+): Promise<Locked> {
   const wanted = new Map<string, { companyId: string; kind: AccountKind }>();
   for (const ref of refs) {
     const companyId = holder(scope, ref);
     if (!into.has(refKey(companyId, ref.kind))) wanted.set(refKey(companyId, ref.kind), { companyId, kind: ref.kind });
   }
   if (wanted.size === 0) return into;
-  const keys = [...wanted.values()].sort((a, b) => (a.companyId < b.companyId ? -1 : a.companyId > b.companyId ? 1 : a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0));
+  const keys = [...wanted.values()].sort((a, b) =>
+    a.companyId < b.companyId ? -1 : a.companyId > b.companyId ? 1 : a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0,
+  );
   const now = scope.deps.clock.now();
   await trx
     .insertInto('ledger_accounts')
@@ -154,9 +170,16 @@ async function lockAccounts(trx: Transaction<DB>, scope: LedgerScope, currency: 
   return into;
 }
 
-async function loadTransaction(db: Executor, scope: { companyId: string; environment: Environment }, where: { id: string } | { kind: LedgerTransactionKind; source: LedgerSource }): Promise<PostedTransaction | null> {
-  let q = db.selectFrom('ledger_transactions').selectAll().where('company_id', '=', scope.companyId).where('environment', '=', scope.environment);
-  q = 'id' in where ? q.where('id', '=', where.id) : q.where('kind', '=', where.kind).where('source_type', '=', where.source.type).where('source_id', '=', where.source.id);
+async function loadTransaction(
+  db: Executor,
+  scope: { companyId: string; environment: Environment },
+  where: { id: string } | { kind: LedgerTransactionKind; source: LedgerSource },
+): Promise<PostedTransaction | null> {
+  let q = db.selectFrom('ledger_transactions').selectAll().$call(inTenant(scope));
+  q =
+    'id' in where
+      ? q.where('id', '=', where.id)
+      : q.where('kind', '=', where.kind).where('source_type', '=', where.source.type).where('source_id', '=', where.source.id);
   const t = await q.executeTakeFirst();
   if (!t) return null;
   const entries = await db
@@ -176,7 +199,12 @@ async function loadTransaction(db: Executor, scope: { companyId: string; environ
     currency: t.currency,
     source: { type: t.source_type, id: t.source_id },
     created_at: new Date(t.created_at),
-    entries: entries.map((e) => ({ id: e.id, account_id: e.account_id, account: { companyId: e.company_id, kind: e.kind }, amount: BigInt(e.amount) })),
+    entries: entries.map((e) => ({
+      id: e.id,
+      account_id: e.account_id,
+      account: { companyId: e.company_id, kind: e.kind },
+      amount: BigInt(e.amount),
+    })),
     created: false,
   };
 }
@@ -198,7 +226,9 @@ const KIND_LABEL: Record<AccountKind, string> = {
 function insufficient(scope: LedgerScope, account: LockedAccount, needed: bigint, currency: string, kind: LedgerTransactionKind): ApiError {
   const own = account.companyId === scope.companyId;
   const whose = own ? `The ${currency} ${KIND_LABEL[account.kind]}` : `The receiving company's ${currency} ${KIND_LABEL[account.kind]}`;
-  const amounts = own ? ` (${formatAmount(account.balance, currency)}) is less than the ${formatAmount(needed, currency)} this ${kind} needs` : ` is less than this ${kind} needs`;
+  const amounts = own
+    ? ` (${formatAmount(account.balance, currency)}) is less than the ${formatAmount(needed, currency)} this ${kind} needs`
+    : ` is less than this ${kind} needs`;
   return new ApiError('insufficient_balance', { message: `${whose}${amounts}.` });
 }
 
@@ -228,7 +258,14 @@ function sameEntries(scope: LedgerScope, existing: PostedTransaction, input: Pos
 }
 
 /** The posted transaction as callers see it, from what was just written. */
-function postedResult(scope: LedgerScope, input: PostTransactionInput, txId: string, now: Date, entries: { id: string; account_id: string; amount: bigint | string }[], byAccount: Map<string, { companyId: string; kind: AccountKind }>): PostedTransaction {
+function postedResult(
+  scope: LedgerScope,
+  input: PostTransactionInput,
+  txId: string,
+  now: Date,
+  entries: { id: string; account_id: string; amount: bigint | string }[],
+  byAccount: Map<string, { companyId: string; kind: AccountKind }>,
+): PostedTransaction {
   return {
     id: txId,
     company_id: scope.companyId,
@@ -250,7 +287,13 @@ function postedResult(scope: LedgerScope, input: PostTransactionInput, txId: str
  * for the first and then find it) and its entries in one statement. Null: this (kind, source) was
  * posted before; the caller answers with that one.
  */
-async function insertTransaction(trx: Transaction<DB>, scope: LedgerScope, input: PostTransactionInput, moves: { accountId: string; amount: bigint }[], now: Date) {
+async function insertTransaction(
+  trx: Transaction<DB>,
+  scope: LedgerScope,
+  input: PostTransactionInput,
+  moves: { accountId: string; amount: bigint }[],
+  now: Date,
+) {
   const txId = prefixedId('ltx', now.getTime());
   const inserted = await trx
     .insertInto('ledger_transactions')
@@ -291,7 +334,8 @@ async function insertTransaction(trx: Transaction<DB>, scope: LedgerScope, input
 /** The transaction already posted for this (kind, source), checked to carry the same entries; null when none. */
 async function alreadyPosted(trx: Transaction<DB>, scope: LedgerScope, input: PostTransactionInput): Promise<PostedTransaction | null> {
   const existing = await loadTransaction(trx, scope, { kind: input.kind, source: input.source });
-  if (existing && !sameEntries(scope, existing, input)) throw new LedgerError(`${input.kind} ${input.source.type}/${input.source.id} was already posted with other entries (${existing.id})`);
+  if (existing && !sameEntries(scope, existing, input))
+    throw new LedgerError(`${input.kind} ${input.source.type}/${input.source.id} was already posted with other entries (${existing.id})`);
   return existing;
 }
 
@@ -300,7 +344,12 @@ async function alreadyPosted(trx: Transaction<DB>, scope: LedgerScope, input: Po
  * of the ledger (every collection of a company touches the same two), so they are locked as late
  * as possible, by the balance update itself (applyBalances).
  */
-async function accountIds(trx: Transaction<DB>, scope: LedgerScope, currency: string, refs: AccountRef[]): Promise<Map<string, { id: string; companyId: string; kind: AccountKind }>> {
+async function accountIds(
+  trx: Transaction<DB>,
+  scope: LedgerScope,
+  currency: string,
+  refs: AccountRef[],
+): Promise<Map<string, { id: string; companyId: string; kind: AccountKind }>> {
   const keys = refs.map((r) => ({ companyId: holder(scope, r), kind: r.kind }));
   const now = scope.deps.clock.now();
   const find = () =>
@@ -316,7 +365,18 @@ async function accountIds(trx: Transaction<DB>, scope: LedgerScope, currency: st
     const sorted = [...keys].sort((a, b) => (refKey(a.companyId, a.kind) < refKey(b.companyId, b.kind) ? -1 : 1));
     await trx
       .insertInto('ledger_accounts')
-      .values(sorted.map((k) => ({ company_id: k.companyId, environment: scope.environment, id: prefixedId('lac', now.getTime()), kind: k.kind, currency, balance: 0n, created_at: now, updated_at: now })))
+      .values(
+        sorted.map((k) => ({
+          company_id: k.companyId,
+          environment: scope.environment,
+          id: prefixedId('lac', now.getTime()),
+          kind: k.kind,
+          currency,
+          balance: 0n,
+          created_at: now,
+          updated_at: now,
+        })),
+      )
       .onConflict((oc) => oc.columns(['company_id', 'environment', 'kind', 'currency']).doNothing())
       .execute();
     rows = await find();
@@ -331,7 +391,13 @@ async function accountIds(trx: Transaction<DB>, scope: LedgerScope, currency: st
  * entries' foreign keys took on these rows, ours and other postings', never block it) and moves only those that stay within the non-negative rule. An account left out
  * is insufficient_balance; the caller's transaction then rolls back with everything it wrote.
  */
-async function applyBalances(trx: Transaction<DB>, scope: LedgerScope, input: PostTransactionInput, moves: { account: { id: string; companyId: string; kind: AccountKind }; amount: bigint }[], now: Date): Promise<void> {
+async function applyBalances(
+  trx: Transaction<DB>,
+  scope: LedgerScope,
+  input: PostTransactionInput,
+  moves: { account: { id: string; companyId: string; kind: AccountKind }; amount: bigint }[],
+  now: Date,
+): Promise<void> {
   const ids = moves.map((m) => m.account.id);
   const values = sql.join(moves.map((m) => sql`(${m.account.id}::text, ${m.amount.toString()}::bigint)`));
   const updated = await sql<{ id: string }>`
@@ -357,27 +423,53 @@ async function post(trx: Transaction<DB>, scope: LedgerScope, input: PostTransac
   validateInput(scope, input);
   const now = scope.deps.clock.now();
   if (!locked) {
-    const accounts = await accountIds(trx, scope, input.currency, input.entries.map((e) => e.account));
+    const accounts = await accountIds(
+      trx,
+      scope,
+      input.currency,
+      input.entries.map((e) => e.account),
+    );
     const moves = input.entries.map((e) => ({ account: accounts.get(refKey(holder(scope, e.account), e.account.kind))!, amount: e.amount }));
-    const written = await insertTransaction(trx, scope, input, moves.map((m) => ({ accountId: m.account.id, amount: m.amount })), now);
+    const written = await insertTransaction(
+      trx,
+      scope,
+      input,
+      moves.map((m) => ({ accountId: m.account.id, amount: m.amount })),
+      now,
+    );
     if (!written) return (await alreadyPosted(trx, scope, input))!;
     await applyBalances(trx, scope, input, moves, now);
     return postedResult(scope, input, written.txId, now, written.entries, new Map(moves.map((m) => [m.account.id, m.account])));
   }
   // Locks first: a second poster of the same event waits here and then finds the first's
   // transaction below, so a duplicate never touches a balance.
-  const accounts = await lockAccounts(trx, scope, input.currency, input.entries.map((e) => e.account), locked);
+  const accounts = await lockAccounts(
+    trx,
+    scope,
+    input.currency,
+    input.entries.map((e) => e.account),
+    locked,
+  );
   const existing = await alreadyPosted(trx, scope, input);
   if (existing) return existing;
   const moves = input.entries.map((e) => ({ account: accounts.get(refKey(holder(scope, e.account), e.account.kind))!, amount: e.amount }));
   for (const m of moves) {
-    if (NON_NEGATIVE.includes(m.account.kind) && m.account.balance + m.amount < 0n) throw insufficient(scope, m.account, -m.amount, input.currency, input.kind);
+    if (NON_NEGATIVE.includes(m.account.kind) && m.account.balance + m.amount < 0n)
+      throw insufficient(scope, m.account, -m.amount, input.currency, input.kind);
   }
-  const written = await insertTransaction(trx, scope, input, moves.map((m) => ({ accountId: m.account.id, amount: m.amount })), now);
+  const written = await insertTransaction(
+    trx,
+    scope,
+    input,
+    moves.map((m) => ({ accountId: m.account.id, amount: m.amount })),
+    now,
+  );
   // Posted meanwhile by a transaction that locked other accounts: the same answer as above.
   if (!written) return (await alreadyPosted(trx, scope, input))!;
   const values = sql.join(moves.map((m) => sql`(${m.account.id}::text, ${m.amount.toString()}::bigint)`));
-  await sql`UPDATE ledger_accounts AS a SET balance = a.balance + v.delta, updated_at = ${now} FROM (VALUES ${values}) AS v(id, delta) WHERE a.id = v.id`.execute(trx);
+  await sql`UPDATE ledger_accounts AS a SET balance = a.balance + v.delta, updated_at = ${now} FROM (VALUES ${values}) AS v(id, delta) WHERE a.id = v.id`.execute(
+    trx,
+  );
   for (const m of moves) m.account.balance += m.amount;
   return postedResult(scope, input, written.txId, now, written.entries, new Map(moves.map((m) => [m.account.id, m.account])));
 }
@@ -413,7 +505,14 @@ function checkSplits(scope: LedgerScope, amount: bigint, splits: SplitShare[]): 
 }
 
 /** Moves the shares from the company's available balance to the wallets (one `split` transaction). */
-async function postSplits(trx: Transaction<DB>, scope: LedgerScope, currency: string, source: LedgerSource, shares: SplitShare[], locked: Locked | undefined): Promise<PostedTransaction | null> {
+async function postSplits(
+  trx: Transaction<DB>,
+  scope: LedgerScope,
+  currency: string,
+  source: LedgerSource,
+  shares: SplitShare[],
+  locked: Locked | undefined,
+): Promise<PostedTransaction | null> {
   if (shares.length === 0) return null;
   const total = shares.reduce((sum, s) => sum + s.amount, 0n);
   return post(
@@ -423,7 +522,10 @@ async function postSplits(trx: Transaction<DB>, scope: LedgerScope, currency: st
       kind: 'split',
       currency,
       source,
-      entries: [{ account: { kind: 'company_available' }, amount: -total }, ...shares.map((s) => ({ account: { kind: 'wallet' as const, companyId: s.walletCompanyId }, amount: s.amount }))],
+      entries: [
+        { account: { kind: 'company_available' }, amount: -total },
+        ...shares.map((s) => ({ account: { kind: 'wallet' as const, companyId: s.walletCompanyId }, amount: s.amount })),
+      ],
     },
     locked,
   );
@@ -446,7 +548,11 @@ export interface CollectionInput {
  * source moves each share to the receiving company's wallet. Splits of pending money are passed to
  * settlePending instead (a LedgerError here).
  */
-export async function recordCollection(trx: Transaction<DB>, scope: LedgerScope, input: CollectionInput): Promise<{ collection: PostedTransaction; split: PostedTransaction | null }> {
+export async function recordCollection(
+  trx: Transaction<DB>,
+  scope: LedgerScope,
+  input: CollectionInput,
+): Promise<{ collection: PostedTransaction; split: PostedTransaction | null }> {
   checkAmount(input.amount);
   checkCurrency(input.currency);
   const shares = checkSplits(scope, input.amount, input.splits ?? []);
@@ -454,7 +560,13 @@ export async function recordCollection(trx: Transaction<DB>, scope: LedgerScope,
   const target: AccountKind = input.pending ? 'company_pending' : 'company_available';
   // With splits, every account of both transactions is locked together first, in the one order;
   // a plain collection locks its two accounts last, by the balance update (the hot path).
-  const locked = shares.length ? await lockAccounts(trx, scope, input.currency, [{ kind: 'external_clearing' }, { kind: target }, ...shares.map((s) => ({ kind: 'wallet' as const, companyId: s.walletCompanyId }))]) : undefined;
+  const locked = shares.length
+    ? await lockAccounts(trx, scope, input.currency, [
+        { kind: 'external_clearing' },
+        { kind: target },
+        ...shares.map((s) => ({ kind: 'wallet' as const, companyId: s.walletCompanyId })),
+      ])
+    : undefined;
   const collection = await post(
     trx,
     scope,
@@ -485,7 +597,11 @@ export async function settlePending(
   checkAmount(input.amount);
   checkCurrency(input.currency);
   const shares = checkSplits(scope, input.amount, input.splits ?? []);
-  const locked = await lockAccounts(trx, scope, input.currency, [{ kind: 'company_pending' }, { kind: 'company_available' }, ...shares.map((s) => ({ kind: 'wallet' as const, companyId: s.walletCompanyId }))]);
+  const locked = await lockAccounts(trx, scope, input.currency, [
+    { kind: 'company_pending' },
+    { kind: 'company_available' },
+    ...shares.map((s) => ({ kind: 'wallet' as const, companyId: s.walletCompanyId })),
+  ]);
   const settlement = await post(
     trx,
     scope,
@@ -570,8 +686,7 @@ export async function getBalances(db: Executor, scope: { companyId: string; envi
   const rows = await db
     .selectFrom('ledger_accounts')
     .select(['currency', 'kind', 'balance'])
-    .where('company_id', '=', scope.companyId)
-    .where('environment', '=', scope.environment)
+    .$call(inTenant(scope))
     .where('kind', 'in', ['company_available', 'company_pending', 'wallet'])
     .execute();
   const out = new Map<string, Balance>([['COP', { currency: 'COP', available: 0n, pending: 0n }]]);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { ENGINE, createHarness, expectError, expectValidation, type Company, type Harness } from '../../../test/harness.ts';
 import { settleIntent, startIntent } from './intents.ts';
 import { EXPIRY_RECHECK_MS, runExpiration } from './service.ts';
-import { createPayment, eventTypes, forceStatus, paymentEvents, runDueExpirations, scopeOf } from './test-support.ts';
+import { createPayment, eventTypes, forceStatus, paymentEvents, runDueExpirations, scopeOf } from '../../../test/support/payments.ts';
 
 const HOUR = 3_600_000;
 
@@ -16,7 +16,8 @@ describe('payments: resolve (sandbox)', () => {
   });
   after(() => h.close());
 
-  const resolve = (id: string, body: Record<string, unknown>, env: 'test' | 'live' = 'test') => co.req({ url: `/v1/payments/${id}/resolve`, body, env });
+  const resolve = (id: string, body: Record<string, unknown>, env: 'test' | 'live' = 'test') =>
+    co.req({ url: `/v1/payments/${id}/resolve`, body, env });
 
   test('approve: approved, payment.approved once, an intent records the outcome', async () => {
     const p = await createPayment(co, { amount: 80000 });
@@ -27,7 +28,10 @@ describe('payments: resolve (sandbox)', () => {
     assert.equal(res.body.amount_due, 0);
     assert.ok(res.body.paid_at);
     const events = await paymentEvents(h, co, p.id);
-    assert.deepEqual(events.map((e) => e.type), ['payment.created', 'payment.approved']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['payment.created', 'payment.approved'],
+    );
     assert.deepEqual(events[1].data, res.body);
     const intents = await co.req({ url: `/v1/payments/${p.id}/intents` });
     assert.equal(intents.status, 200, intents.raw);
@@ -117,12 +121,20 @@ describe('payment intents: the service the payer pages and rails call', () => {
 
   test('partial payments: partially_paid until the total, then approved', async () => {
     const scope = scopeOf(h, co);
-    const p = await createPayment(co, { amount: 100000, partial_payment_config: { enabled: true, minimum_amount: 20000 }, allows: ['card', 'banklink'] });
+    const p = await createPayment(co, {
+      amount: 100000,
+      partial_payment_config: { enabled: true, minimum_amount: 20000 },
+      allows: ['card', 'banklink'],
+    });
     await assert.rejects(startIntent(scope, p.id, { method: 'rtkey', amount: 30000_00n }), (e: any) => e.errors?.method?.length > 0);
     await assert.rejects(startIntent(scope, p.id, { method: 'card', amount: 19999_99n }), (e: any) => e.errors?.amount?.length > 0);
     await assert.rejects(startIntent(scope, p.id, { method: 'card', amount: 100000_01n }), (e: any) => e.errors?.amount?.length > 0);
     const first = await startIntent(scope, p.id, { method: 'card', amount: 30000_00n, network_id: 'net-1' });
-    await assert.rejects(startIntent(scope, p.id, { method: 'card' }), (e: any) => e.def?.codeName === 'payment_charge_in_progress', 'one attempt at a time');
+    await assert.rejects(
+      startIntent(scope, p.id, { method: 'card' }),
+      (e: any) => e.def?.codeName === 'payment_charge_in_progress',
+      'one attempt at a time',
+    );
     await settleIntent(scope, first.id, { status: 'approved' });
     let got = (await co.req({ url: `/v1/payments/${p.id}` })).body;
     assert.equal(got.status, 'partially_paid');
@@ -161,7 +173,11 @@ describe('payment intents: the service the payer pages and rails call', () => {
     await assert.rejects(startIntent(scope, cancelled.id, { method: 'card' }), (e: any) => e.def?.codeName === 'payment_cancelled');
     const expiring = await createPayment(co, { expires_at: new Date(h.clock.now().getTime() + HOUR).toISOString() });
     h.clock.advance(HOUR);
-    await assert.rejects(startIntent(scope, expiring.id, { method: 'card' }), (e: any) => e.errors?.status?.length > 0, 'past expires_at, even before the job ran');
+    await assert.rejects(
+      startIntent(scope, expiring.id, { method: 'card' }),
+      (e: any) => e.errors?.status?.length > 0,
+      'past expires_at, even before the job ran',
+    );
   });
 
   test('GET /payment-intents: filters, sorts, lookup by charge_id', async () => {
@@ -169,7 +185,12 @@ describe('payment intents: the service the payer pages and rails call', () => {
     const os = scopeOf(h, other);
     const a = await createPayment(other);
     const b = await createPayment(other);
-    const ia = await startIntent(os, a.id, { method: 'card', external_id: 'ext-pi-a', network_id: 'net-a', charge_id: 'ch_01m7zx20s70qez4k542m909n4r' });
+    const ia = await startIntent(os, a.id, {
+      method: 'card',
+      external_id: 'ext-pi-a',
+      network_id: 'net-a',
+      charge_id: 'ch_01m7zx20s70qez4k542m909n4r',
+    });
     h.clock.advance(1000);
     const ib = await startIntent(os, b.id, { method: 'card', external_id: 'ext-pi-b', network_id: 'net-b' });
     await settleIntent(os, ib.id, { status: 'approved' });
@@ -196,7 +217,11 @@ describe('payment intents: the service the payer pages and rails call', () => {
     assert.equal(byCharge.body.charge_id, 'ch_01m7zx20s70qez4k542m909n4r');
     expectError(await other.req({ url: '/v1/payment-intents/pi_00000000000000000000000000' }), 404, 'record_not_found', 10002);
     expectError(await co.req({ url: `/v1/payment-intents/${ia.id}` }), 404, 'record_not_found', 10002);
-    assert.equal((await co.req({ url: '/v1/payment-intents' })).body.data.some((i: { id: string }) => i.id === ia.id), false, "another company's intents never show");
+    assert.equal(
+      (await co.req({ url: '/v1/payment-intents' })).body.data.some((i: { id: string }) => i.id === ia.id),
+      false,
+      "another company's intents never show",
+    );
     expectError(await other.req({ url: `/v1/payments/${a.id}/intents?filter[status]=x` }), 400);
   });
 });
@@ -247,7 +272,12 @@ describe('payments: expiration', () => {
     assert.equal((await co.req({ url: `/v1/payments/${partial.id}` })).body.status, 'expired');
     assert.deepEqual(await eventTypes(h, co, partial.id), ['payment.created', 'payment.partially_paid', 'payment.partial_expired']);
     assert.deepEqual(await eventTypes(h, co, declined.id), ['payment.created', 'payment.rejected', 'payment.expired']);
-    expectError(await co.req({ method: 'PUT', url: `/v1/payments/${partial.id}`, body: { title: 'Nuevo título' } }), 422, 'cant_update_payment', 15007);
+    expectError(
+      await co.req({ method: 'PUT', url: `/v1/payments/${partial.id}`, body: { title: 'Nuevo título' } }),
+      422,
+      'cant_update_payment',
+      15007,
+    );
     expectError(await co.req({ url: `/v1/payments/${partial.id}`, body: {} }), 422, 'cant_retry_payment', 15002);
   });
 

@@ -1,9 +1,9 @@
 import type { Transaction } from 'kysely';
 import type { DB } from '../../platform/db/schema.ts';
 import { recordCollection, recordRefund, type SplitShare } from '../ledger/service.ts';
-import { percentageOf } from './money.ts';
+import { percentageOf } from '../../platform/money.ts';
 import type { PaymentRow } from './queries.ts';
-import type { PaymentScope } from './transition.ts';
+import type { ServiceScope } from '../../platform/context.ts';
 
 /**
  * The payments module's money movements (docs/ledger.md "Payments"), posted through the ledger
@@ -43,7 +43,12 @@ export function paymentSplitShares(payment: PaymentRow, amount: bigint): SplitSh
 }
 
 /** An approved attempt of `amount` minor units (the payment row as the transition left it). */
-export async function onPaymentPaid(trx: Transaction<DB>, scope: PaymentScope, payment: PaymentRow, part: { amount: bigint; intentId: string }): Promise<void> {
+export async function onPaymentPaid(
+  trx: Transaction<DB>,
+  scope: ServiceScope,
+  payment: PaymentRow,
+  part: { amount: bigint; intentId: string },
+): Promise<void> {
   if (part.amount <= 0n) return;
   await recordCollection(trx, scope, {
     currency: payment.currency,
@@ -54,7 +59,7 @@ export async function onPaymentPaid(trx: Transaction<DB>, scope: PaymentScope, p
 }
 
 /** The payment was refunded (refund, or a lost dispute): everything paid goes back to the payer. */
-export async function onPaymentRefunded(trx: Transaction<DB>, scope: PaymentScope, payment: PaymentRow): Promise<void> {
+export async function onPaymentRefunded(trx: Transaction<DB>, scope: ServiceScope, payment: PaymentRow): Promise<void> {
   if (payment.amount_paid <= 0n) return;
   await recordRefund(trx, scope, { currency: payment.currency, amount: payment.amount_paid, source: { type: 'payment', id: payment.id } });
 }

@@ -3,11 +3,11 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { createHarness, type Company, type Harness } from '../../../test/harness.ts';
 import { settleIntent, startIntent } from './intents.ts';
-import { PAYMENT_ACTIONS, PAYMENT_TRANSITIONS, paymentTransition, type PaymentAction } from './lifecycle.ts';
+import { PAYMENT_ACTIONS, PAYMENT_MACHINE, PAYMENT_TRANSITIONS, type PaymentAction } from './lifecycle.ts';
 import { runExpiration } from './service.ts';
 import type { PaymentStatus } from './tables.ts';
 import { transitionPayment, TransitionNotAllowed } from './transition.ts';
-import { createPayment, paymentEvents, scopeOf } from './test-support.ts';
+import { createPayment, paymentEvents, scopeOf } from '../../../test/support/payments.ts';
 
 /**
  * Property tests of the payment state machine (docs/payments.md): over random sequences of
@@ -37,10 +37,14 @@ describe('payment state machine (property)', () => {
       fc.asyncProperty(fc.array(fc.constantFrom(...actions), { minLength: 1, maxLength: 20 }), async (sequence) => {
         const p = await createPayment(co);
         let events = await paymentEvents(h, co, p.id);
-        assert.deepEqual(events.map((e) => e.type), [paymentTransition(null, 'create')!.event], 'create emits its event once');
+        assert.deepEqual(
+          events.map((e) => e.type),
+          [...PAYMENT_MACHINE.find(null, 'create')!.events],
+          'create emits its event once',
+        );
         for (const action of sequence) {
           const from = await statusOf(h, p.id);
-          const expected = paymentTransition(from, action);
+          const expected = PAYMENT_MACHINE.find(from, action);
           let refused = false;
           try {
             await transitionPayment(scopeOf(h, co), p.id, action);
@@ -58,7 +62,11 @@ describe('payment state machine (property)', () => {
           } else {
             assert.ok(!refused, `${action} from ${from} is allowed`);
             assert.equal(to, expected.to);
-            assert.deepEqual(added.map((e) => e.type), expected.event ? [expected.event] : [], `${from} -${action}-> ${to} emits its event exactly once`);
+            assert.deepEqual(
+              added.map((e) => e.type),
+              [...expected.events],
+              `${from} -${action}-> ${to} emits its event exactly once`,
+            );
             for (const e of added) assert.equal(e.data.status, expected.to, 'the event carries the new state');
           }
           events = now;
@@ -73,7 +81,9 @@ describe('payment state machine (property)', () => {
     const single = new Set(PAYMENT_TRANSITIONS.filter((t) => t.from).flatMap((t) => t.from!.map((f) => `${f}>${t.to}`)));
     const viaAttempt = new Set(
       PAYMENT_TRANSITIONS.filter((t) => t.action === 'start_attempt').flatMap((s) =>
-        s.from!.flatMap((f) => PAYMENT_TRANSITIONS.filter((t) => t.from?.includes('in_progress') && t.action.startsWith('attempt_')).map((t) => `${f}>${t.to}`)),
+        s.from!.flatMap((f) =>
+          PAYMENT_TRANSITIONS.filter((t) => t.from?.includes('in_progress') && t.action.startsWith('attempt_')).map((t) => `${f}>${t.to}`),
+        ),
       ),
     );
 
@@ -94,7 +104,13 @@ describe('payment state machine (property)', () => {
       { weight: 1, arbitrary: fc.constant({ kind: 'cancel' as const }) },
       { weight: 1, arbitrary: fc.constant({ kind: 'expire' as const }) },
       { weight: 1, arbitrary: fc.constant({ kind: 'paid_externally' as const }) },
-      { weight: 2, arbitrary: fc.record({ kind: fc.constant('table' as const), action: fc.constantFrom<PaymentAction>('refund', 'dispute', 'dispute_won', 'dispute_lost') }) },
+      {
+        weight: 2,
+        arbitrary: fc.record({
+          kind: fc.constant('table' as const),
+          action: fc.constantFrom<PaymentAction>('refund', 'dispute', 'dispute_won', 'dispute_lost'),
+        }),
+      },
     );
     const shape = fc.constantFrom('fixed' as const, 'partial' as const, 'open' as const);
 
@@ -103,7 +119,11 @@ describe('payment state machine (property)', () => {
         const AMOUNT = 100_000_00n;
         const MIN = 10_000_00n;
         const body =
-          kind === 'open' ? { amount: undefined, open_amount: true } : kind === 'partial' ? { amount: 100000, partial_payment_config: { enabled: true, minimum_amount: 10000 } } : { amount: 100000 };
+          kind === 'open'
+            ? { amount: undefined, open_amount: true }
+            : kind === 'partial'
+              ? { amount: 100000, partial_payment_config: { enabled: true, minimum_amount: 10000 } }
+              : { amount: 100000 };
         const p = await createPayment(co, body);
         const scope = scopeOf(h, co);
         // The model: status, money received, the open attempt.
@@ -129,7 +149,14 @@ describe('payment state machine (property)', () => {
           switch (o.kind) {
             case 'start': {
               const due = AMOUNT - paid;
-              const amount = kind === 'open' ? MIN + BigInt(Math.floor(o.fraction * 1_000_000)) : kind === 'partial' ? (due <= MIN ? due : MIN + ((due - MIN) * BigInt(Math.floor(o.fraction * 1000))) / 1000n) : due;
+              const amount =
+                kind === 'open'
+                  ? MIN + BigInt(Math.floor(o.fraction * 1_000_000))
+                  : kind === 'partial'
+                    ? due <= MIN
+                      ? due
+                      : MIN + ((due - MIN) * BigInt(Math.floor(o.fraction * 1000))) / 1000n
+                    : due;
               const ok = payable();
               try {
                 const intent = await startIntent(scope, p.id, { method: 'card', amount });
@@ -149,7 +176,13 @@ describe('payment state machine (property)', () => {
               break;
             }
             case 'resolve': {
-              const res = await co.req({ url: `/v1/payments/${p.id}/resolve`, body: { ...(o.approve ? { action: 'approve' } : { action: 'reject', remarks: 'RISK_CONTROL' }), amount: kind === 'open' && !open ? 5000 : undefined } });
+              const res = await co.req({
+                url: `/v1/payments/${p.id}/resolve`,
+                body: {
+                  ...(o.approve ? { action: 'approve' } : { action: 'reject', remarks: 'RISK_CONTROL' }),
+                  amount: kind === 'open' && !open ? 5000 : undefined,
+                },
+              });
               if (['pending', 'in_progress', 'declined'].includes(status)) {
                 assert.equal(res.status, 200, res.raw);
                 const amount = open ? open.amount : kind === 'open' ? 5000_00n : AMOUNT - paid;
@@ -204,12 +237,12 @@ describe('payment state machine (property)', () => {
               break;
             }
             case 'table': {
-              const t = paymentTransition(status, o.action);
+              const t = PAYMENT_MACHINE.find(status, o.action);
               try {
                 await transitionPayment(scope, p.id, o.action);
                 assert.ok(t, `${o.action} from ${status} must be refused`);
                 status = t.to;
-                expected = t.event ? [t.event] : [];
+                expected = [...t.events];
               } catch (e) {
                 if (!(e instanceof TransitionNotAllowed) || t) throw e;
               }
@@ -218,10 +251,15 @@ describe('payment state machine (property)', () => {
           }
           const actual = await statusOf(h, p.id);
           assert.equal(actual, status, `after ${JSON.stringify(o)} from ${before}`);
-          if (before !== actual) assert.ok(single.has(`${before}>${actual}`) || viaAttempt.has(`${before}>${actual}`), `${before} → ${actual} is not in the table`);
+          if (before !== actual)
+            assert.ok(single.has(`${before}>${actual}`) || viaAttempt.has(`${before}>${actual}`), `${before} → ${actual} is not in the table`);
           if (error) assert.equal(actual, before, 'a refused operation changes nothing');
           const events = await paymentEvents(h, co, p.id);
-          assert.deepEqual(events.slice(seen).map((e) => e.type), expected, `events of ${JSON.stringify(o)} from ${before}`);
+          assert.deepEqual(
+            events.slice(seen).map((e) => e.type),
+            expected,
+            `events of ${JSON.stringify(o)} from ${before}`,
+          );
           seen = events.length;
           const row = await h.runtime.deps.database.db.selectFrom('payments').select('amount_paid').where('id', '=', p.id).executeTakeFirstOrThrow();
           assert.equal(row.amount_paid, paid, 'money received follows the approved attempts');

@@ -8,7 +8,7 @@ import { expectScoped } from '../../../test/auth-matrix.ts';
 import { parseMail, startSmtpSink, type SmtpSink } from '../../../test/smtp-sink.ts';
 import { MessagingError, SandboxMessaging } from '../../rails/index.ts';
 import { applyMessageStatus, runSendMessage, SEND_MESSAGE_JOB } from './messages.ts';
-import { createPayment } from './test-support.ts';
+import { createPayment } from '../../../test/support/payments.ts';
 
 /**
  * Runs the queued sends of these payments, then waits until every sandbox outcome was reported
@@ -38,7 +38,11 @@ async function runSends(h: Harness, paymentIds: string[]): Promise<void> {
         await runSendMessage(deps, job.payload, { id: job.id, attempts });
         await db.deleteFrom('jobs').where('id', '=', job.id).execute();
       } catch {
-        await db.updateTable('jobs').set({ run_at: new Date(now.getTime() + 2 ** attempts * 1000) }).where('id', '=', job.id).execute();
+        await db
+          .updateTable('jobs')
+          .set({ run_at: new Date(now.getTime() + 2 ** attempts * 1000) })
+          .where('id', '=', job.id)
+          .execute();
       }
     }
   }
@@ -47,7 +51,13 @@ async function runSends(h: Harness, paymentIds: string[]): Promise<void> {
 }
 
 async function messageRows(h: Harness, paymentId: string) {
-  return h.runtime.deps.database.db.selectFrom('payment_messages').selectAll().where('payment_id', '=', paymentId).orderBy('created_at').orderBy('id').execute();
+  return h.runtime.deps.database.db
+    .selectFrom('payment_messages')
+    .selectAll()
+    .where('payment_id', '=', paymentId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
 }
 
 /** The payment.message.* events of a payment, by type. */
@@ -110,7 +120,10 @@ describe('payments: delivery by the messaging and e-mail sandboxes', () => {
     assert.equal(row.provider_message_id, sent.providerMessageId);
     assert.equal(row.attempts, 1);
     const events = await messageEvents(h, p.id);
-    assert.deepEqual(events.map((e) => e.type), ['payment.message.delivered']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['payment.message.delivered'],
+    );
     const data = events[0].data;
     assert.equal(data.id, p.id);
     assert.equal(data.payment_link, p.payment_link);
@@ -155,8 +168,18 @@ describe('payments: delivery by the messaging and e-mail sandboxes', () => {
     assert.equal(row.status, 'failed');
     assert.equal(row.error, 'unreachable');
     const events = await messageEvents(h, p.id);
-    assert.deepEqual(events.map((e) => e.type), ['payment.message.failed']);
-    assert.deepEqual(events[0].data.message, { id: row.id, channel: 'messaging', kind: 'link', recipient: '+573000000000', status: 'failed', error: 'unreachable' });
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['payment.message.failed'],
+    );
+    assert.deepEqual(events[0].data.message, {
+      id: row.id,
+      channel: 'messaging',
+      kind: 'link',
+      recipient: '+573000000000',
+      status: 'failed',
+      error: 'unreachable',
+    });
     // A late "delivered" after a failure does not revive it (and emits nothing).
     await sms().report(row.provider_message_id!, 'delivered');
     assert.equal((await messageEvents(h, p.id)).length, 1);
@@ -169,7 +192,10 @@ describe('payments: delivery by the messaging and e-mail sandboxes', () => {
     assert.equal(row.status, 'replied');
     assert.equal(row.reply_text, 'Gracias, ya recibí el enlace.');
     let events = await messageEvents(h, p.id);
-    assert.deepEqual(events.map((e) => e.type), ['payment.message.replied']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['payment.message.replied'],
+    );
     assert.deepEqual(events[0].data.message, {
       id: row.id,
       channel: 'messaging',
@@ -190,7 +216,10 @@ describe('payments: delivery by the messaging and e-mail sandboxes', () => {
     [row] = await messageRows(h, p.id);
     assert.equal(row.reply_text, '¿Puedo pagar el viernes?');
     events = await messageEvents(h, p.id);
-    assert.deepEqual(events.map((e) => e.type), ['payment.message.replied', 'payment.message.replied']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['payment.message.replied', 'payment.message.replied'],
+    );
     assert.equal(events[1].data.message.reply_text, '¿Puedo pagar el viernes?');
     // A late "delivered" never moves a replied message back.
     await sms().report(row.provider_message_id!, 'delivered');
@@ -215,7 +244,10 @@ describe('payments: delivery by the messaging and e-mail sandboxes', () => {
     assert.equal(row.channel, 'email');
     assert.equal(row.provider_message_id, m.messageId);
     const events = await messageEvents(h, p.id);
-    assert.deepEqual(events.map((e) => e.type), ['payment.message.delivered']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['payment.message.delivered'],
+    );
     assert.deepEqual(events[0].data.message, { id: row.id, channel: 'email', kind: 'link', recipient: 'pagador@example.com', status: 'delivered' });
   });
 
@@ -227,10 +259,13 @@ describe('payments: delivery by the messaging and e-mail sandboxes', () => {
     assert.equal(res.body.resend_count, 1);
     await runSends(h, [p.id]);
     const rows = await messageRows(h, p.id);
-    assert.deepEqual(rows.map((r) => [r.kind, r.status, r.template_id]), [
-      ['link', 'delivered', null],
-      ['resend', 'delivered', 'tpl_cobro_sms'],
-    ]);
+    assert.deepEqual(
+      rows.map((r) => [r.kind, r.status, r.template_id]),
+      [
+        ['link', 'delivered', null],
+        ['resend', 'delivered', 'tpl_cobro_sms'],
+      ],
+    );
     const [resent] = sentTo(rows[1].id);
     assert.equal(resent.to, '+573002000001');
     assert.ok(resent.text.includes(p.payment_link));
@@ -238,10 +273,18 @@ describe('payments: delivery by the messaging and e-mail sandboxes', () => {
     assert.deepEqual(resent.variables, { company_name: 'Panadería La Espiga SAS', amount: '$ 150.000', payment_link: p.payment_link });
     assert.equal((await messageEvents(h, p.id, 'payment.message.delivered')).length, 2);
     const list = await co.req({ url: `/v1/payments/${p.id}/messages` });
-    assert.deepEqual(list.body.data.map((m: any) => m.kind), ['resend', 'link'], 'newest first');
+    assert.deepEqual(
+      list.body.data.map((m: any) => m.kind),
+      ['resend', 'link'],
+      'newest first',
+    );
 
     // A resend of a partially paid payment asks for what is still due.
-    await h.runtime.deps.database.db.updateTable('payments').set({ status: 'partially_paid', amount_paid: 5000000n }).where('id', '=', p.id).execute();
+    await h.runtime.deps.database.db
+      .updateTable('payments')
+      .set({ status: 'partially_paid', amount_paid: 5000000n })
+      .where('id', '=', p.id)
+      .execute();
     await co.req({ url: `/v1/payments/${p.id}`, body: {} });
     await runSends(h, [p.id]);
     const third = sentTo((await messageRows(h, p.id))[2].id)[0];
@@ -255,12 +298,18 @@ describe('payments: delivery by the messaging and e-mail sandboxes', () => {
     assert.equal(del.status, 200, del.raw);
     await runSends(h, [p.id]);
     const rows = await messageRows(h, p.id);
-    assert.deepEqual(rows.map((r) => [r.kind, r.status]), [
-      ['link', 'delivered'],
-      ['cancellation', 'delivered'],
-    ]);
+    assert.deepEqual(
+      rows.map((r) => [r.kind, r.status]),
+      [
+        ['link', 'delivered'],
+        ['cancellation', 'delivered'],
+      ],
+    );
     const [cancelled] = sentTo(rows[1].id);
-    assert.equal(cancelled.text, 'Panadería La Espiga SAS anuló la solicitud de pago: Factura FV-1001, por $ 150.000. Ya no debe pagarla; el enlace de pago dejó de funcionar.');
+    assert.equal(
+      cancelled.text,
+      'Panadería La Espiga SAS anuló la solicitud de pago: Factura FV-1001, por $ 150.000. Ya no debe pagarla; el enlace de pago dejó de funcionar.',
+    );
     const events = await messageEvents(h, p.id, 'payment.message.delivered');
     assert.equal(events.at(-1)!.data.status, 'cancelled');
     assert.equal(events.at(-1)!.data.message.kind, 'cancellation');
@@ -275,10 +324,13 @@ describe('payments: delivery by the messaging and e-mail sandboxes', () => {
     assert.equal((await co.req({ method: 'DELETE', url: `/v1/payments/${byMail.id}?notify=true` })).status, 200);
     await runSends(h, [byMail.id]);
     const mailRows = await messageRows(h, byMail.id);
-    assert.deepEqual(mailRows.map((r) => [r.kind, r.status]), [
-      ['link', 'delivered'],
-      ['cancellation', 'delivered'],
-    ]);
+    assert.deepEqual(
+      mailRows.map((r) => [r.kind, r.status]),
+      [
+        ['link', 'delivered'],
+        ['cancellation', 'delivered'],
+      ],
+    );
     const [m] = mail().sent.filter((e) => e.reference === mailRows[1].id);
     assert.equal(m.subject, 'Panadería La Espiga SAS: solicitud de pago anulada');
     assert.ok(!m.text.includes(byMail.payment_link), 'no link to pay in a cancellation');
@@ -307,7 +359,10 @@ describe('payments: delivery by the messaging and e-mail sandboxes', () => {
     assert.equal(row.status, 'failed');
     assert.equal(row.error, 'not sent: the payment is cancelled');
     assert.equal(sentTo(row.id).length, 0);
-    assert.deepEqual((await messageEvents(h, p.id)).map((e) => e.type), ['payment.message.failed']);
+    assert.deepEqual(
+      (await messageEvents(h, p.id)).map((e) => e.type),
+      ['payment.message.failed'],
+    );
   });
 
   test('a rail failure neither fails nor rolls back the request; retryable errors retry with the same reference', async () => {
@@ -350,7 +405,10 @@ describe('payments: delivery by the messaging and e-mail sandboxes', () => {
       assert.equal(bad.error, 'rejected: provider answered 400');
       assert.equal(await sendJobs(h, refused.id), 0);
       const events = await messageEvents(h, refused.id);
-      assert.deepEqual(events.map((e) => e.type), ['payment.message.failed']);
+      assert.deepEqual(
+        events.map((e) => e.type),
+        ['payment.message.failed'],
+      );
       assert.equal(events[0].data.message.error, 'rejected: provider answered 400');
     } finally {
       rail.send = original;
@@ -377,7 +435,10 @@ describe('payments: delivery by the messaging and e-mail sandboxes', () => {
       assert.equal(failed.id, row.id);
       assert.equal(failed.status, 'failed');
       assert.equal(failed.error, `gave up after ${job.max_attempts} attempts: timeout: no answer in 10000 ms`);
-      assert.deepEqual((await messageEvents(h, p.id)).map((e) => e.type), ['payment.message.failed']);
+      assert.deepEqual(
+        (await messageEvents(h, p.id)).map((e) => e.type),
+        ['payment.message.failed'],
+      );
       await h.runtime.deps.database.db.deleteFrom('jobs').where('id', '=', job.id).execute();
     } finally {
       rail.send = original;
@@ -433,7 +494,10 @@ describe('payments: live e-mail through a real SMTP server', () => {
     assert.equal(row.status, 'delivered');
     assert.equal(row.environment, 'live');
     const events = await messageEvents(h, p.id);
-    assert.deepEqual(events.map((e) => e.type), ['payment.message.delivered']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['payment.message.delivered'],
+    );
     assert.equal(events[0].data.is_test, false);
 
     // The same company with its test key: the sandbox, never the SMTP server.
@@ -453,7 +517,10 @@ describe('payments: live e-mail through a real SMTP server', () => {
       const [row] = await messageRows(h, p.id);
       assert.equal(row.status, 'failed');
       assert.match(row.error ?? '', /^rejected: /);
-      assert.deepEqual((await messageEvents(h, p.id)).map((e) => e.type), ['payment.message.failed']);
+      assert.deepEqual(
+        (await messageEvents(h, p.id)).map((e) => e.type),
+        ['payment.message.failed'],
+      );
       assert.equal((await co.req({ url: `/v1/payments/${p.id}`, env: 'live' })).body.status, 'pending');
     } finally {
       sink.rejectRecipient = undefined;
@@ -511,7 +578,10 @@ describe('payments: live messaging through the http provider and its status call
     expectCallback(await callback(report), 200); // the gateway repeats itself
     assert.equal((await messageRows(h, p.id))[0].status, 'delivered');
     const events = await messageEvents(h, p.id);
-    assert.deepEqual(events.map((e) => e.type), ['payment.message.delivered']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['payment.message.delivered'],
+    );
     assert.equal(events[0].data.is_test, false);
 
     // A reply found by the provider's id alone (no reference echoed), then the same reply again.

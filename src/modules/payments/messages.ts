@@ -1,11 +1,11 @@
 import { sql, type Selectable, type Transaction } from 'kysely';
-import type { AppDeps, RequestContext } from '../../platform/context.ts';
+import type { AppDeps, RequestContext, ServiceScope } from '../../platform/context.ts';
 import type { Executor } from '../../platform/db/database.ts';
-import type { DB, Environment } from '../../platform/db/schema.ts';
+import type { DB } from '../../platform/db/schema.ts';
 import { prefixedId } from '../../platform/ids.ts';
 import { paginate, parseListQuery } from '../../platform/lists/lists.ts';
 import { emitEvent, WORK_CHANNEL } from '../../platform/outbox/outbox.ts';
-import { iso } from '../../platform/scope.ts';
+import { iso, inTenant, type Tenant } from '../../platform/scope.ts';
 import {
   EmailError,
   formatAmount,
@@ -24,7 +24,6 @@ import { paymentLink, toPaymentResponse } from './present.ts';
 import { loadPayment, type PaymentRow } from './queries.ts';
 import { paymentMessagesList, type MessageResponse } from './schemas.ts';
 import type { MessageKind, PaymentMessagesTable } from './tables.ts';
-import type { PaymentScope } from './transition.ts';
 import './tables.ts';
 
 /**
@@ -35,7 +34,6 @@ import './tables.ts';
 export const SEND_MESSAGE_JOB = 'payments.send_message';
 
 export type MessageRow = Selectable<PaymentMessagesTable>;
-type Scope = { companyId: string; environment: Environment };
 
 /**
  * Records a message of `payment` by its channel and queues its sending, inside the transaction
@@ -45,7 +43,7 @@ type Scope = { companyId: string; environment: Environment };
  */
 export async function recordMessage(
   trx: Transaction<DB>,
-  scope: PaymentScope,
+  scope: ServiceScope,
   payment: PaymentRow,
   kind: MessageKind,
   templateId: string | null,
@@ -105,7 +103,13 @@ function amountText(payment: PaymentRow, due: boolean): string | undefined {
  * `{{name}}` of its body, filled from the payment and the company (`''` for what Recaudo does
  * not know: the payer's name, the company's `optional_…` texts).
  */
-function templateVariables(template: TemplateRow, payment: PaymentRow, companyName: string, link: string, amount: string | undefined): Record<string, string> {
+function templateVariables(
+  template: TemplateRow,
+  payment: PaymentRow,
+  companyName: string,
+  link: string,
+  amount: string | undefined,
+): Record<string, string> {
   const known: Record<string, string> = {
     company_name: companyName,
     title: payment.title,
@@ -133,25 +137,12 @@ function messageSummary(row: MessageRow): Record<string, unknown> {
   return summary;
 }
 
-async function loadPaymentRow(db: Executor, scope: Scope, id: string): Promise<PaymentRow> {
-  return db
-    .selectFrom('payments')
-    .selectAll()
-    .where('company_id', '=', scope.companyId)
-    .where('environment', '=', scope.environment)
-    .where('id', '=', id)
-    .executeTakeFirstOrThrow();
+async function loadPaymentRow(db: Executor, scope: Tenant, id: string): Promise<PaymentRow> {
+  return db.selectFrom('payments').selectAll().$call(inTenant(scope)).where('id', '=', id).executeTakeFirstOrThrow();
 }
 
-async function lockMessage(trx: Transaction<DB>, scope: Scope, id: string): Promise<MessageRow | undefined> {
-  return trx
-    .selectFrom('payment_messages')
-    .selectAll()
-    .where('company_id', '=', scope.companyId)
-    .where('environment', '=', scope.environment)
-    .where('id', '=', id)
-    .forUpdate()
-    .executeTakeFirst();
+async function lockMessage(trx: Transaction<DB>, scope: Tenant, id: string): Promise<MessageRow | undefined> {
+  return trx.selectFrom('payment_messages').selectAll().$call(inTenant(scope)).where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
 /**
@@ -161,7 +152,7 @@ async function lockMessage(trx: Transaction<DB>, scope: Scope, id: string): Prom
 async function changeMessage(
   trx: Transaction<DB>,
   deps: AppDeps,
-  scope: Scope,
+  scope: Tenant,
   row: MessageRow,
   patch: Partial<Pick<MessageRow, 'status' | 'error' | 'reply_text' | 'replied_at' | 'provider_message_id' | 'attempts'>>,
   event: MessageStatus | null,
@@ -170,8 +161,7 @@ async function changeMessage(
   const updated = await trx
     .updateTable('payment_messages')
     .set({ ...patch, updated_at: now })
-    .where('company_id', '=', scope.companyId)
-    .where('environment', '=', scope.environment)
+    .$call(inTenant(scope))
     .where('id', '=', row.id)
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -188,7 +178,7 @@ async function changeMessage(
 }
 
 /** Marks a pending message failed for good and emits payment.message.failed, in one transaction. */
-async function failMessage(deps: AppDeps, scope: Scope, id: string, reason: string, attempts: number): Promise<void> {
+async function failMessage(deps: AppDeps, scope: Tenant, id: string, reason: string, attempts: number): Promise<void> {
   await deps.database.db.transaction().execute(async (trx) => {
     const row = await lockMessage(trx, scope, id);
     if (!row || row.status !== 'pending') return;
@@ -204,16 +194,10 @@ async function failMessage(deps: AppDeps, scope: Scope, id: string, reason: stri
  * (the queue retries with backoff); a refusal, or the last attempt, marks the message failed.
  */
 export async function runSendMessage(deps: AppDeps, payload: Record<string, unknown>, job: { id: string; attempts: number }): Promise<void> {
-  const scope: Scope = { companyId: String(payload.company_id), environment: payload.environment === 'live' ? 'live' : 'test' };
+  const scope: Tenant = { companyId: String(payload.company_id), environment: payload.environment === 'live' ? 'live' : 'test' };
   const db = deps.database.db;
   const id = String(payload.message_id);
-  const message = await db
-    .selectFrom('payment_messages')
-    .selectAll()
-    .where('company_id', '=', scope.companyId)
-    .where('environment', '=', scope.environment)
-    .where('id', '=', id)
-    .executeTakeFirst();
+  const message = await db.selectFrom('payment_messages').selectAll().$call(inTenant(scope)).where('id', '=', id).executeTakeFirst();
   if (!message || message.status !== 'pending') return; // already handed over (or reported)
   const payment = await loadPaymentRow(db, scope, message.payment_id);
   if (message.kind !== 'cancellation' && !RESENDABLE.includes(payment.status)) {
@@ -267,13 +251,13 @@ export async function runSendMessage(deps: AppDeps, payload: Record<string, unkn
     // Anything that is not a rail's answer (a bug, the rail closing at shutdown) is retried too.
     const retryable = known ? error.retryable : true;
     const reason = describeError(error);
-    const maxAttempts = (await db.selectFrom('jobs').select('max_attempts').where('id', '=', job.id).executeTakeFirst())?.max_attempts ?? job.attempts;
+    const maxAttempts =
+      (await db.selectFrom('jobs').select('max_attempts').where('id', '=', job.id).executeTakeFirst())?.max_attempts ?? job.attempts;
     if (retryable && job.attempts < maxAttempts) {
       await db
         .updateTable('payment_messages')
         .set({ attempts: job.attempts, error: reason, updated_at: deps.clock.now() })
-        .where('company_id', '=', scope.companyId)
-        .where('environment', '=', scope.environment)
+        .$call(inTenant(scope))
         .where('id', '=', id)
         .where('status', '=', 'pending')
         .execute();
@@ -308,7 +292,13 @@ export async function runSendMessage(deps: AppDeps, payload: Record<string, unkn
  * only move a message that is pending or sent; a reply is new unless its text and time equal the
  * last one recorded. A report for no message of ours is ignored.
  */
-export async function applyMessageStatus(deps: AppDeps, providerMessageId: string, status: MessageStatus, detail: StatusDetail, environment: RailEnvironment): Promise<void> {
+export async function applyMessageStatus(
+  deps: AppDeps,
+  providerMessageId: string,
+  status: MessageStatus,
+  detail: StatusDetail,
+  environment: RailEnvironment,
+): Promise<void> {
   const db = deps.database.db;
   let q = db.selectFrom('payment_messages').select(['company_id', 'id']).where('environment', '=', environment);
   q = detail.reference ? q.where('id', '=', detail.reference) : q.where('provider_message_id', '=', providerMessageId);
@@ -317,7 +307,7 @@ export async function applyMessageStatus(deps: AppDeps, providerMessageId: strin
     deps.logger.debug({ providerMessageId, reference: detail.reference, status }, 'message status for no payment message');
     return;
   }
-  const scope: Scope = { companyId: found.company_id, environment };
+  const scope: Tenant = { companyId: found.company_id, environment };
   let emitted = false;
   await db.transaction().execute(async (trx) => {
     const row = await lockMessage(trx, scope, found.id);
@@ -325,7 +315,8 @@ export async function applyMessageStatus(deps: AppDeps, providerMessageId: strin
     const provider = { provider_message_id: row.provider_message_id ?? providerMessageId };
     if (status === 'replied') {
       const text = detail.replyText ?? '';
-      const repeated = row.status === 'replied' && row.reply_text === text && row.replied_at !== null && new Date(row.replied_at).getTime() === detail.at.getTime();
+      const repeated =
+        row.status === 'replied' && row.reply_text === text && row.replied_at !== null && new Date(row.replied_at).getTime() === detail.at.getTime();
       if (repeated) return;
       await changeMessage(trx, deps, scope, row, { ...provider, status: 'replied', reply_text: text, replied_at: detail.at }, 'replied');
     } else {
@@ -360,17 +351,14 @@ export function toMessageResponse(row: MessageRow): MessageResponse {
 export async function listPaymentMessages(ctx: RequestContext, paymentId: string, query: Record<string, unknown>, path: string) {
   const payment = await loadPayment(ctx, paymentId);
   const list = parseListQuery(paymentMessagesList, query);
-  const q = ctx.db
-    .selectFrom('payment_messages')
-    .selectAll()
-    .where('company_id', '=', ctx.companyId)
-    .where('environment', '=', ctx.environment)
-    .where('payment_id', '=', payment.id);
+  const q = ctx.db.selectFrom('payment_messages').selectAll().$call(inTenant(ctx)).where('payment_id', '=', payment.id);
   return paginate(q, list, { path, query, table: 'payment_messages', map: toMessageResponse });
 }
 
 /** The send job and the status listener; runs in every process (API and workers). */
 export function registerMessageHandlers(deps: AppDeps): void {
   deps.jobs.register(SEND_MESSAGE_JOB, (payload, job) => runSendMessage(deps, payload, job));
-  deps.rails.onMessageStatus((providerMessageId, status, detail, environment) => applyMessageStatus(deps, providerMessageId, status, detail, environment));
+  deps.rails.onMessageStatus((providerMessageId, status, detail, environment) =>
+    applyMessageStatus(deps, providerMessageId, status, detail, environment),
+  );
 }

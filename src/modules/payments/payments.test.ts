@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createHarness, expectError, expectValidation, type Company, type Harness } from '../../../test/harness.ts';
 import { expectScoped } from '../../../test/auth-matrix.ts';
 import { settleIntent, startIntent } from './intents.ts';
-import { activeWallet, basePayment, createPayment, eventTypes, forceStatus, paymentEvents, scopeOf } from './test-support.ts';
+import { activeWallet, basePayment, createPayment, eventTypes, forceStatus, paymentEvents, scopeOf } from '../../../test/support/payments.ts';
 
 describe('payments: create', () => {
   let h: Harness;
@@ -73,13 +73,20 @@ describe('payments: create', () => {
     assert.equal('unknown_field' in p, false);
     assert.equal(p.created_at, p.updated_at);
 
-    const stored = await h.runtime.deps.database.db.selectFrom('payments').select(['amount', 'tax_amount', 'partial_minimum']).where('id', '=', p.id).executeTakeFirstOrThrow();
+    const stored = await h.runtime.deps.database.db
+      .selectFrom('payments')
+      .select(['amount', 'tax_amount', 'partial_minimum'])
+      .where('id', '=', p.id)
+      .executeTakeFirstOrThrow();
     assert.equal(stored.amount, 15000050n, 'stored as centavos');
     assert.equal(stored.tax_amount, 2394966n);
     assert.equal(stored.partial_minimum, 5000000n);
 
     const events = await paymentEvents(h, co, p.id);
-    assert.deepEqual(events.map((e) => e.type), ['payment.created']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['payment.created'],
+    );
     assert.deepEqual(events[0].data, p, 'the event carries the payment as the API returns it');
     assert.deepEqual((await co.req({ url: `/v1/payments/${p.id}` })).body, p);
   });
@@ -107,8 +114,16 @@ describe('payments: create', () => {
     expectValidation(await create({ title: 'Donación', amount: null }), 'amount');
     expectValidation(await create({ title: 'Donación', open_amount: true, partial_payment_config: { enabled: true } }), 'partial_payment_config');
     expectValidation(await create({ title: 'Donación', open_amount: true, tax: { amount: 100 } }), 'tax.amount');
-    expectValidation(await create({ title: 'Donación', open_amount: true, splits: [{ wallet_id: partner.company.id, amount: 1000 }] }), 'splits.0.amount');
-    const withShare = await createPayment(co, { amount: undefined, open_amount: true, splits: [{ wallet_id: partner.company.id, percentage: 12.5 }], tax: { rate: 19 } });
+    expectValidation(
+      await create({ title: 'Donación', open_amount: true, splits: [{ wallet_id: partner.company.id, amount: 1000 }] }),
+      'splits.0.amount',
+    );
+    const withShare = await createPayment(co, {
+      amount: undefined,
+      open_amount: true,
+      splits: [{ wallet_id: partner.company.id, percentage: 12.5 }],
+      tax: { rate: 19 },
+    });
     assert.deepEqual(withShare.splits[0], { account_id: null, wallet_id: partner.company.id, amount: null, percentage: 12.5 });
     assert.deepEqual(withShare.tax, { rate: 19, amount: null });
   });
@@ -153,7 +168,12 @@ describe('payments: create', () => {
     expectValidation(await create({ amount: 5000 }), 'title');
     const edges = await createPayment(co, { title: 'abcd', description: 'abcd', reference: 'ABCDEF', external_id: 'abcd' });
     assert.equal(edges.title, 'abcd');
-    const longest = await createPayment(co, { title: 'x'.repeat(255), description: 'x'.repeat(2000), reference: 'x'.repeat(30), external_id: 'x'.repeat(100) });
+    const longest = await createPayment(co, {
+      title: 'x'.repeat(255),
+      description: 'x'.repeat(2000),
+      reference: 'x'.repeat(30),
+      external_id: 'x'.repeat(100),
+    });
     assert.equal(longest.reference.length, 30);
   });
 
@@ -164,7 +184,11 @@ describe('payments: create', () => {
     expectValidation(await create({ ...basePayment, document_url: 'no url' }), 'document_url');
     expectValidation(await create({ ...basePayment, redirect_url: 'gracias' }), 'redirect_url');
     expectValidation(await create({ ...basePayment, redirect_url: 'ftp://example.com' }), 'redirect_url');
-    assert.equal((await createPayment(co, { redirect_url: 'http://localhost:3000/ok' })).redirect_url, 'http://localhost:3000/ok', 'http with a test key');
+    assert.equal(
+      (await createPayment(co, { redirect_url: 'http://localhost:3000/ok' })).redirect_url,
+      'http://localhost:3000/ok',
+      'http with a test key',
+    );
     expectValidation(await create({ ...basePayment, redirect_url: 'http://shop.example.com/ok' }, 'live'), 'redirect_url');
     assert.equal((await create({ ...basePayment, redirect_url: 'https://shop.example.com/ok' }, 'live')).status, 200);
     expectValidation(await create({ ...basePayment, allows: [] }), 'allows');
@@ -194,16 +218,43 @@ describe('payments: create', () => {
     expectValidation(await create({ ...basePayment, target_wallet_id: 'cmp_doesnotexist' }), 'target_wallet_id');
     expectValidation(await create({ ...basePayment, target_wallet_id: '01a1ffd1-03aa-73c7-a9ea-9767dccc73e5' }), 'target_wallet_id');
     const customer = (await co.req({ url: '/v1/customers', body: { first_name: 'Ana' } })).body;
-    const savings = (await co.req({ url: '/v1/accounts', body: { subtype: 'ELECTRONIC_DEPOSIT', account_number: '3001234567', customer_id: customer.id } })).body;
+    const savings = (
+      await co.req({ url: '/v1/accounts', body: { subtype: 'ELECTRONIC_DEPOSIT', account_number: '3001234567', customer_id: customer.id } })
+    ).body;
     expectValidation(await create({ ...basePayment, target_wallet_id: savings.id }), 'target_wallet_id');
 
-    const split = await createPayment(co, { amount: 100000, splits: [{ account_id: wallet, amount: 20000 }, { wallet_id: third.company.id, percentage: 50 }] });
+    const split = await createPayment(co, {
+      amount: 100000,
+      splits: [
+        { account_id: wallet, amount: 20000 },
+        { wallet_id: third.company.id, percentage: 50 },
+      ],
+    });
     assert.deepEqual(split.splits, [
       { account_id: wallet, wallet_id: partner.company.id, amount: 20000, percentage: null },
       { account_id: null, wallet_id: third.company.id, amount: null, percentage: 50 },
     ]);
-    expectValidation(await create({ ...basePayment, amount: 100000, splits: [{ account_id: wallet, amount: 60000 }, { wallet_id: third.company.id, percentage: 50 }] }), 'splits');
-    expectValidation(await create({ ...basePayment, splits: [{ account_id: wallet, percentage: 60 }, { wallet_id: third.company.id, percentage: 50 }] }), 'splits');
+    expectValidation(
+      await create({
+        ...basePayment,
+        amount: 100000,
+        splits: [
+          { account_id: wallet, amount: 60000 },
+          { wallet_id: third.company.id, percentage: 50 },
+        ],
+      }),
+      'splits',
+    );
+    expectValidation(
+      await create({
+        ...basePayment,
+        splits: [
+          { account_id: wallet, percentage: 60 },
+          { wallet_id: third.company.id, percentage: 50 },
+        ],
+      }),
+      'splits',
+    );
     expectValidation(await create({ ...basePayment, splits: [{ account_id: wallet, wallet_id: third.company.id, amount: 1000 }] }), 'splits.0');
     expectValidation(await create({ ...basePayment, splits: [{ amount: 1000 }] }), 'splits.0');
     expectValidation(await create({ ...basePayment, splits: [{ wallet_id: third.company.id }] }), 'splits.0');
@@ -212,16 +263,34 @@ describe('payments: create', () => {
     expectValidation(await create({ ...basePayment, splits: [{ wallet_id: third.company.id, amount: 10.001 }] }), 'splits.0.amount');
     expectValidation(await create({ ...basePayment, splits: [{ wallet_id: 'cmp_doesnotexist', amount: 1000 }] }), 'splits.0.wallet_id');
     expectValidation(await create({ ...basePayment, splits: [{ account_id: savings.id, amount: 1000 }] }), 'splits.0.account_id');
-    expectValidation(await create({ ...basePayment, splits: [{ account_id: wallet, amount: 1000 }, { wallet_id: partner.company.id, amount: 1000 }] }), 'splits.1.wallet_id');
-    expectValidation(await create({ ...basePayment, splits: Array.from({ length: 11 }, () => ({ wallet_id: third.company.id, percentage: 1 })) }), 'splits');
+    expectValidation(
+      await create({
+        ...basePayment,
+        splits: [
+          { account_id: wallet, amount: 1000 },
+          { wallet_id: partner.company.id, amount: 1000 },
+        ],
+      }),
+      'splits.1.wallet_id',
+    );
+    expectValidation(
+      await create({ ...basePayment, splits: Array.from({ length: 11 }, () => ({ wallet_id: third.company.id, percentage: 1 })) }),
+      'splits',
+    );
   });
 
   test('partial_payment_config and tax', async () => {
     const partial = await createPayment(co, { amount: 100000, partial_payment_config: { enabled: true } });
     assert.deepEqual(partial.partial_payment_config, { enabled: true, minimum_amount: 1000 }, 'default minimum: the currency minimum');
     assert.equal((await createPayment(co, { partial_payment_config: { enabled: false, minimum_amount: 5 } })).partial_payment_config, null);
-    expectValidation(await create({ ...basePayment, amount: 100000, partial_payment_config: { enabled: true, minimum_amount: 100000 } }), 'partial_payment_config.minimum_amount');
-    expectValidation(await create({ ...basePayment, partial_payment_config: { enabled: true, minimum_amount: 999 } }), 'partial_payment_config.minimum_amount');
+    expectValidation(
+      await create({ ...basePayment, amount: 100000, partial_payment_config: { enabled: true, minimum_amount: 100000 } }),
+      'partial_payment_config.minimum_amount',
+    );
+    expectValidation(
+      await create({ ...basePayment, partial_payment_config: { enabled: true, minimum_amount: 999 } }),
+      'partial_payment_config.minimum_amount',
+    );
     expectValidation(await create({ ...basePayment, partial_payment_config: { minimum_amount: 5000 } }), 'partial_payment_config.enabled');
     assert.deepEqual((await createPayment(co, { amount: 119000, tax: { rate: 19 } })).tax, { rate: 19, amount: 19000 });
     assert.deepEqual((await createPayment(co, { amount: 119000, tax: { amount: 19000 } })).tax, { rate: null, amount: 19000 });
@@ -247,7 +316,12 @@ describe('payments: create', () => {
     expectValidation(await create({ ...basePayment, expiration_date: '2020-01-01' }), 'expiration_date');
     expectValidation(await create({ ...basePayment, expiration_date: '2099-13-01' }), 'expiration_date');
     expectValidation(await create({ ...basePayment, expiration_date: '2099-03-01', expires_at: '2099-03-01T10:00:00Z' }), 'expiration_date');
-    const job = await h.runtime.deps.database.db.selectFrom('jobs').select(['run_at', 'kind']).where('kind', '=', 'payments.expire').where('payload', '@>', JSON.stringify({ payment_id: at.id }) as never).executeTakeFirst();
+    const job = await h.runtime.deps.database.db
+      .selectFrom('jobs')
+      .select(['run_at', 'kind'])
+      .where('kind', '=', 'payments.expire')
+      .where('payload', '@>', JSON.stringify({ payment_id: at.id }) as never)
+      .executeTakeFirst();
     assert.equal(job?.run_at.toISOString(), at.expires_at, 'the expiration job runs at expires_at');
   });
 
@@ -261,13 +335,31 @@ describe('payments: create', () => {
   });
 
   test('null means absent; failed creates leave nothing behind', async () => {
-    const p = await createPayment(co, { description: null, reference: null, phone: null, email: null, currency: null, allows: null, metadata: null, splits: null, tax: null });
+    const p = await createPayment(co, {
+      description: null,
+      reference: null,
+      phone: null,
+      email: null,
+      currency: null,
+      allows: null,
+      metadata: null,
+      splits: null,
+      tax: null,
+    });
     assert.equal(p.currency, 'COP');
     assert.equal(p.channel, 'manual');
-    const before = await h.runtime.deps.database.db.selectFrom('payments').select((eb) => eb.fn.countAll<string>().as('n')).where('company_id', '=', co.company.id).executeTakeFirstOrThrow();
+    const before = await h.runtime.deps.database.db
+      .selectFrom('payments')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('company_id', '=', co.company.id)
+      .executeTakeFirstOrThrow();
     await create({ ...basePayment, phone: 'bad' });
     await create({ ...basePayment, template_id: 'tpl_no_existe' });
-    const afterCount = await h.runtime.deps.database.db.selectFrom('payments').select((eb) => eb.fn.countAll<string>().as('n')).where('company_id', '=', co.company.id).executeTakeFirstOrThrow();
+    const afterCount = await h.runtime.deps.database.db
+      .selectFrom('payments')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('company_id', '=', co.company.id)
+      .executeTakeFirstOrThrow();
     assert.equal(Number(afterCount.n), Number(before.n));
   });
 
@@ -323,7 +415,10 @@ describe('payments: list, read, scoping', () => {
     const page = await co.req({ url: '/v1/payments?per_page=2&page=2&sort=created_at' });
     assert.equal(page.body.total, 3);
     assert.equal(page.body.path, 'http://recaudo.test/v1/payments');
-    assert.deepEqual(page.body.data.map((p: { id: string }) => p.id), [c.id]);
+    assert.deepEqual(
+      page.body.data.map((p: { id: string }) => p.id),
+      [c.id],
+    );
     expectError(await co.req({ url: '/v1/payments?filter[amount]=1000' }), 400);
     expectError(await co.req({ url: '/v1/payments?sort=amount' }), 400);
     expectValidation(await co.req({ url: '/v1/payments?per_page=101' }), 'per_page');
@@ -376,7 +471,13 @@ describe('payments: update, resend, cancel', () => {
   const put = (id: string, body: Record<string, unknown>) => co.req({ method: 'PUT', url: `/v1/payments/${id}`, body });
 
   test('PUT changes the sent fields, keeps the others, null clears', async () => {
-    const p = await createPayment(co, { description: 'Primera versión', phone: '+573001234567', tax: { rate: 19 }, amount: 119000, metadata: { a: '1' } });
+    const p = await createPayment(co, {
+      description: 'Primera versión',
+      phone: '+573001234567',
+      tax: { rate: 19 },
+      amount: 119000,
+      metadata: { a: '1' },
+    });
     h.clock.advance(1000);
     const res = await put(p.id, { title: 'Factura corregida', amount: 238000, phone: null, email: 'pagos@example.com' });
     assert.equal(res.status, 200, res.raw);

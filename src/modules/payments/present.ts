@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import { iso } from '../../platform/scope.ts';
-import { fromBasisPoints, toPesos } from './money.ts';
+import { fromBasisPoints, toPesos } from '../../platform/money.ts';
 import type { IntentResponse, PaymentResponse } from './schemas.ts';
 import type { PaymentIntentsTable, PaymentsTable } from './tables.ts';
 
@@ -30,7 +30,8 @@ export function toPaymentResponse(row: Selectable<PaymentsTable>, baseUrl: strin
     channel: row.channel,
     template_id: row.template_id,
     target_wallet_id: row.target_wallet_id,
-    partial_payment_config: row.partial_enabled && row.partial_minimum !== null ? { enabled: true, minimum_amount: toPesos(row.partial_minimum) } : null,
+    partial_payment_config:
+      row.partial_enabled && row.partial_minimum !== null ? { enabled: true, minimum_amount: toPesos(row.partial_minimum) } : null,
     options: { rtkey: row.rtkey_expires_in === null ? null : { expires_in: row.rtkey_expires_in } },
     splits: row.splits.map((s) => ({
       account_id: s.account_id,
@@ -42,7 +43,10 @@ export function toPaymentResponse(row: Selectable<PaymentsTable>, baseUrl: strin
     tax:
       row.tax_rate_bp === null && row.tax_amount === null
         ? null
-        : { rate: row.tax_rate_bp === null ? null : fromBasisPoints(row.tax_rate_bp), amount: row.tax_amount === null ? null : toPesos(row.tax_amount) },
+        : {
+            rate: row.tax_rate_bp === null ? null : fromBasisPoints(row.tax_rate_bp),
+            amount: row.tax_amount === null ? null : toPesos(row.tax_amount),
+          },
     allows: row.allows,
     expires_at: row.expires_at ? iso(row.expires_at) : null,
     redirect_url: row.redirect_url,

@@ -1,8 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { Executor } from '../../platform/db/database.ts';
-import type { Environment } from '../../platform/db/schema.ts';
 import { ApiError } from '../../platform/errors/api-error.ts';
-import { assertInScope } from '../../platform/scope.ts';
+import { assertInScope, inTenant, type Tenant, inCompany } from '../../platform/scope.ts';
 import type { PaymentIntentsTable, PaymentsTable } from './tables.ts';
 import './tables.ts';
 
@@ -10,7 +9,6 @@ import './tables.ts';
 
 export type PaymentRow = Selectable<PaymentsTable>;
 export type IntentRow = Selectable<PaymentIntentsTable>;
-type Scope = { companyId: string; environment: Environment };
 
 export const PAYMENT_ID = /^pay_[0-9a-z]{26}$/;
 export const INTENT_ID = /^pi_[0-9a-z]{26}$/;
@@ -22,32 +20,31 @@ export function requirePaymentId(id: string): string {
 }
 
 /** A payment of the caller's company with SPEC.md's 404 rules; `lock` takes the row lock. */
-export async function loadPayment(scope: Scope & { db: Executor }, id: string, lock = false): Promise<PaymentRow> {
+export async function loadPayment(scope: Tenant & { db: Executor }, id: string, lock = false): Promise<PaymentRow> {
   const paymentId = requirePaymentId(id);
-  let q = scope.db.selectFrom('payments').selectAll().where('company_id', '=', scope.companyId).where('id', '=', paymentId);
+  let q = scope.db.selectFrom('payments').selectAll().$call(inCompany(scope)).where('id', '=', paymentId);
   if (lock) q = q.forUpdate();
   return assertInScope(await q.executeTakeFirst(), scope);
 }
 
 /** Row lock on a payment of the scope (serialises every change of one payment). */
-export async function lockPayment(db: Executor, scope: Scope, id: string): Promise<PaymentRow | undefined> {
-  return db.selectFrom('payments').selectAll().where('company_id', '=', scope.companyId).where('environment', '=', scope.environment).where('id', '=', id).forUpdate().executeTakeFirst();
+export async function lockPayment(db: Executor, scope: Tenant, id: string): Promise<PaymentRow | undefined> {
+  return db.selectFrom('payments').selectAll().$call(inTenant(scope)).where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
 /** The payment's attempt in progress, if any (at most one: a unique index guards it). */
-export async function findOpenIntent(db: Executor, scope: Scope, paymentId: string): Promise<IntentRow | undefined> {
+export async function findOpenIntent(db: Executor, scope: Tenant, paymentId: string): Promise<IntentRow | undefined> {
   return db
     .selectFrom('payment_intents')
     .selectAll()
-    .where('company_id', '=', scope.companyId)
-    .where('environment', '=', scope.environment)
+    .$call(inTenant(scope))
     .where('payment_id', '=', paymentId)
     .where('status', '=', 'in_progress')
     .executeTakeFirst();
 }
 
-export async function lockIntent(db: Executor, scope: Scope, id: string): Promise<IntentRow | undefined> {
-  return db.selectFrom('payment_intents').selectAll().where('company_id', '=', scope.companyId).where('environment', '=', scope.environment).where('id', '=', id).forUpdate().executeTakeFirst();
+export async function lockIntent(db: Executor, scope: Tenant, id: string): Promise<IntentRow | undefined> {
+  return db.selectFrom('payment_intents').selectAll().$call(inTenant(scope)).where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
 export async function maxTransactionCop(db: Executor, companyId: string): Promise<bigint> {

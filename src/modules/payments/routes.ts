@@ -85,7 +85,8 @@ export function paymentRoutes(app: FastifyInstance, deps: AppDeps): void {
     schema: {
       tags,
       summary: 'Resend a payment',
-      description: 'Sends the link again by the payment channel, optionally with another selectable template. 15002 cant_retry_payment when the payment is approved, paid_externally, cancelled, expired, refunded or disputed.',
+      description:
+        'Sends the link again by the payment channel, optionally with another selectable template. 15002 cant_retry_payment when the payment is approved, paid_externally, cancelled, expired, refunded or disputed.',
       params: idParams,
       body: resendPaymentBody,
       response: { 200: paymentResponse, ...errorResponses(401, 404, 409, 422) },
@@ -178,7 +179,12 @@ export function paymentRoutes(app: FastifyInstance, deps: AppDeps): void {
   });
 
   r.get('/payment-intents/:id', {
-    schema: { tags, summary: 'Get a payment intent by its id (pi_…) or its charge_id', params: idParams, response: { 200: intentResponse, ...errorResponses(401, 404) } },
+    schema: {
+      tags,
+      summary: 'Get a payment intent by its id (pi_…) or its charge_id',
+      params: idParams,
+      response: { 200: intentResponse, ...errorResponses(401, 404) },
+    },
     handler: async (req) => getIntent(req.ctx, req.params.id),
   });
 }

@@ -1,7 +1,16 @@
 import { z } from 'zod';
 import { listQuerySchema, type ListSpec } from '../../platform/lists/lists.ts';
 import { email, looseBoolean, metadata, phoneE164, text, httpsUrl } from '../../platform/validation.ts';
-import { CHANNELS, CURRENCIES, INTENT_STATUSES, MESSAGE_CHANNELS, MESSAGE_KINDS, MESSAGE_STATUSES, PAYMENT_METHODS, PAYMENT_STATUSES } from './tables.ts';
+import {
+  CHANNELS,
+  CURRENCIES,
+  INTENT_STATUSES,
+  MESSAGE_CHANNELS,
+  MESSAGE_KINDS,
+  MESSAGE_STATUSES,
+  PAYMENT_METHODS,
+  PAYMENT_STATUSES,
+} from './tables.ts';
 
 /** Pesos: a JSON number or a numeric string, at most 2 decimals (checked by the service, which names the field). */
 const pesos = z.union([z.number(), z.string().max(40)]).describe('pesos, at most 2 decimals (e.g. 150000 or 150000.50)');
@@ -56,7 +65,11 @@ const fields = {
   expiration_date: z.string().max(20).nullish().describe('or a date YYYY-MM-DD: the link expires at the end of that day, Bogotá time'),
   redirect_url: z.string().max(2048).nullish().describe('where the payer goes after paying (https; http allowed with a test key)'),
   metadata: metadata.nullish(),
-  test_scenario: z.string().max(40).nullish().describe(`test keys only: ${PAYMENT_TEST_SCENARIOS.join(', ')}`),
+  test_scenario: z
+    .string()
+    .max(40)
+    .nullish()
+    .describe(`test keys only: ${PAYMENT_TEST_SCENARIOS.join(', ')}`),
 };
 
 export const createPaymentBody = z.object(fields);
@@ -76,12 +89,23 @@ export const cancelPaymentBody = z.object({ notify: looseBoolean.nullish().descr
 export const cancelPaymentQuery = z.looseObject({ notify: z.string().optional().describe('true or false; same as the body field') });
 
 /** Rejection reasons accepted by resolve (and recorded on declined intents); docs/payments.md. */
-export const REJECTION_REASONS = ['INSUFFICIENT_FUNDS', 'RISK_CONTROL', 'CARD_EXPIRED', 'TRANSACTION_REJECTED', 'CANCELLED_BY_PAYER', 'TIMEOUT'] as const;
+export const REJECTION_REASONS = [
+  'INSUFFICIENT_FUNDS',
+  'RISK_CONTROL',
+  'CARD_EXPIRED',
+  'TRANSACTION_REJECTED',
+  'CANCELLED_BY_PAYER',
+  'TIMEOUT',
+] as const;
 export type RejectionReason = (typeof REJECTION_REASONS)[number];
 
 export const resolvePaymentBody = z.object({
   action: z.enum(['approve', 'reject']),
-  remarks: z.string().max(100).nullish().describe(`required on reject: ${REJECTION_REASONS.join(', ')}`),
+  remarks: z
+    .string()
+    .max(100)
+    .nullish()
+    .describe(`required on reject: ${REJECTION_REASONS.join(', ')}`),
   amount: pesos.nullish().describe('open-amount links without an attempt in progress: the amount the simulated payer pays'),
 });
 
@@ -106,7 +130,9 @@ export const paymentResponse = z.object({
   target_wallet_id: z.string().nullable(),
   partial_payment_config: z.object({ enabled: z.literal(true), minimum_amount: money }).nullable(),
   options: z.object({ rtkey: z.object({ expires_in: z.number().int() }).nullable() }),
-  splits: z.array(z.object({ account_id: z.string().nullable(), wallet_id: z.string(), amount: money.nullable(), percentage: z.number().nullable() })),
+  splits: z.array(
+    z.object({ account_id: z.string().nullable(), wallet_id: z.string(), amount: money.nullable(), percentage: z.number().nullable() }),
+  ),
   document_url: z.string().nullable(),
   tax: z.object({ rate: z.number().nullable(), amount: money.nullable() }).nullable(),
   allows: z.array(z.enum(PAYMENT_METHODS)),

@@ -1,5 +1,5 @@
 import { sql, type Transaction } from 'kysely';
-import type { AppDeps, RequestContext } from '../../platform/context.ts';
+import type { AppDeps, RequestContext, ServiceScope } from '../../platform/context.ts';
 import { inTransaction, type Executor } from '../../platform/db/database.ts';
 import type { DB } from '../../platform/db/schema.ts';
 import { ApiError, validationError } from '../../platform/errors/api-error.ts';
@@ -8,15 +8,16 @@ import { paginate, parseListQuery } from '../../platform/lists/lists.ts';
 import { findTemplate } from '../templates/service.ts';
 import { settleIntentIn, startIntentIn } from './intents.ts';
 import { recordMessage, registerMessageHandlers } from './messages.ts';
-import { paymentTransition, RESENDABLE, RESOLVABLE, UPDATE_REFUSED } from './lifecycle.ts';
-import { fromBasisPoints, parseMinor, toPesos } from './money.ts';
+import { PAYMENT_MACHINE, RESENDABLE, RESOLVABLE, UPDATE_REFUSED } from './lifecycle.ts';
+import { fromBasisPoints, parseMinor, toPesos } from '../../platform/money.ts';
 import { toPaymentResponse } from './present.ts';
 import { paymentList, REJECTION_REASONS, type CreatePaymentBody, type PaymentResponse, type UpdatePaymentBody } from './schemas.ts';
 import { PAYMENT_STATUSES, type PaymentStatus } from './tables.ts';
 import { findOpenIntent, loadPayment, lockPayment, maxTransactionCop, PAYMENT_ID, type PaymentRow } from './queries.ts';
-import { applyPaymentTransition, insertPayment, stateError, type PaymentScope } from './transition.ts';
+import { applyPaymentTransition, insertPayment, stateError } from './transition.ts';
 import { resolvePaymentFields, type PaymentInput, type ResolvedPayment, type RuleContext } from './validate.ts';
 import './tables.ts';
+import { inTenant } from '../../platform/scope.ts';
 
 /** The expiration job (docs/payments.md): runs at expires_at, expires the payment if still expirable. */
 export const EXPIRE_JOB = 'payments.expire';
@@ -52,9 +53,14 @@ function columns(v: ResolvedPayment) {
   };
 }
 
-async function scheduleExpiration(trx: Executor, scope: PaymentScope, row: PaymentRow): Promise<void> {
+async function scheduleExpiration(trx: Executor, scope: ServiceScope, row: PaymentRow): Promise<void> {
   if (!row.expires_at) return;
-  await scope.deps.jobs.enqueue(trx, EXPIRE_JOB, { company_id: scope.companyId, environment: scope.environment, payment_id: row.id }, new Date(row.expires_at));
+  await scope.deps.jobs.enqueue(
+    trx,
+    EXPIRE_JOB,
+    { company_id: scope.companyId, environment: scope.environment, payment_id: row.id },
+    new Date(row.expires_at),
+  );
 }
 
 export async function createPayment(ctx: RequestContext, body: CreatePaymentBody): Promise<PaymentResponse> {
@@ -66,7 +72,7 @@ export async function createPayment(ctx: RequestContext, body: CreatePaymentBody
  * gets in the same transaction as the invoice): every rule, the insert through the transition
  * table (payment.created), the expiration job and the link message.
  */
-export async function createPaymentIn(trx: Transaction<DB>, scope: PaymentScope, body: PaymentInput): Promise<PaymentRow> {
+export async function createPaymentIn(trx: Transaction<DB>, scope: ServiceScope, body: PaymentInput): Promise<PaymentRow> {
   const now = scope.deps.clock.now();
   const rc: RuleContext = {
     db: trx,
@@ -93,7 +99,8 @@ export async function refundPayment(ctx: RequestContext, id: string): Promise<Pa
   return inTransaction(ctx.db, async (trx) => {
     const scope = { ...ctx, db: trx };
     const current = await loadPayment(scope, id, true);
-    if (!paymentTransition(current.status, 'refund')) throw validationError({ status: [`the payment is ${current.status}; only an approved payment can be refunded`] });
+    if (!PAYMENT_MACHINE.find(current.status, 'refund'))
+      throw validationError({ status: [`the payment is ${current.status}; only an approved payment can be refunded`] });
     return toPaymentResponse(await applyPaymentTransition(trx, scope, current.id, 'refund'), ctx.deps.config.baseUrl);
   });
 }
@@ -105,11 +112,12 @@ export async function getPayment(ctx: RequestContext, id: string): Promise<Payme
 /** GET /payments. SPEC.md: an invalid `id` or `status` filter value gives an empty list, not an error. */
 export async function listPayments(ctx: RequestContext, query: Record<string, unknown>, path: string) {
   const list = parseListQuery(paymentList, query);
-  let q = ctx.db.selectFrom('payments').selectAll().where('company_id', '=', ctx.companyId).where('environment', '=', ctx.environment);
+  let q = ctx.db.selectFrom('payments').selectAll().$call(inTenant(ctx));
   const f = list.filters;
   const nothing = sql<boolean>`false`;
   if (f.id !== undefined) q = PAYMENT_ID.test(f.id) ? q.where('id', '=', f.id) : q.where(nothing);
-  if (f.status !== undefined) q = (PAYMENT_STATUSES as readonly string[]).includes(f.status) ? q.where('status', '=', f.status as PaymentStatus) : q.where(nothing);
+  if (f.status !== undefined)
+    q = (PAYMENT_STATUSES as readonly string[]).includes(f.status) ? q.where('status', '=', f.status as PaymentStatus) : q.where(nothing);
   if (f.reference !== undefined) q = q.where('reference', '=', f.reference);
   if (f.external_id !== undefined) q = q.where('external_id', '=', f.external_id);
   const baseUrl = ctx.deps.config.baseUrl;
@@ -130,11 +138,19 @@ function inputOf(row: PaymentRow): PaymentInput {
     email: row.email,
     template_id: row.template_id,
     target_wallet_id: row.target_wallet_id,
-    partial_payment_config: row.partial_enabled ? { enabled: true, minimum_amount: row.partial_minimum === null ? null : toPesos(row.partial_minimum) } : null,
+    partial_payment_config: row.partial_enabled
+      ? { enabled: true, minimum_amount: row.partial_minimum === null ? null : toPesos(row.partial_minimum) }
+      : null,
     options: row.rtkey_expires_in === null ? null : { rtkey: { expires_in: row.rtkey_expires_in } },
     splits: null,
     document_url: row.document_url,
-    tax: row.tax_rate_bp === null && row.tax_amount === null ? null : { rate: row.tax_rate_bp === null ? null : fromBasisPoints(row.tax_rate_bp), amount: row.tax_amount === null ? null : toPesos(row.tax_amount) },
+    tax:
+      row.tax_rate_bp === null && row.tax_amount === null
+        ? null
+        : {
+            rate: row.tax_rate_bp === null ? null : fromBasisPoints(row.tax_rate_bp),
+            amount: row.tax_amount === null ? null : toPesos(row.tax_amount),
+          },
     allows: row.allows,
     expires_at: row.expires_at ? new Date(row.expires_at).toISOString() : null,
     expiration_date: null,
@@ -154,7 +170,8 @@ export async function updatePayment(ctx: RequestContext, id: string, body: Updat
   return inTransaction(ctx.db, async (trx) => {
     const scope = { ...ctx, db: trx };
     const current = await loadPayment(scope, id, true);
-    if (UPDATE_REFUSED.includes(current.status)) throw new ApiError('cant_update_payment', { message: `The payment is ${current.status}; it can no longer be updated.` });
+    if (UPDATE_REFUSED.includes(current.status))
+      throw new ApiError('cant_update_payment', { message: `The payment is ${current.status}; it can no longer be updated.` });
 
     const { status: newStatus, ...fields } = body;
     const sent = new Set(Object.keys(fields).filter((k) => fields[k as keyof typeof fields] !== undefined));
@@ -181,8 +198,10 @@ export async function updatePayment(ctx: RequestContext, id: string, body: Updat
     const { errors, value } = await resolvePaymentFields(rc, merged);
     if (current.amount_paid > 0n) {
       // Money was received against this amount and currency: they may grow, not change kind.
-      if (value.amount !== null && value.amount <= current.amount_paid) (errors.amount ??= []).push(`must be more than the ${toPesos(current.amount_paid)} already paid`);
-      if (value.amount === null && current.amount !== null) (errors.open_amount ??= []).push('a partially paid payment cannot become an open-amount link');
+      if (value.amount !== null && value.amount <= current.amount_paid)
+        (errors.amount ??= []).push(`must be more than the ${toPesos(current.amount_paid)} already paid`);
+      if (value.amount === null && current.amount !== null)
+        (errors.open_amount ??= []).push('a partially paid payment cannot become an open-amount link');
       if (value.currency !== current.currency) (errors.currency ??= []).push('cannot change once part of the payment was paid');
     }
     if (Object.keys(errors).length) throw validationError(errors);
@@ -194,8 +213,7 @@ export async function updatePayment(ctx: RequestContext, id: string, body: Updat
     const updated = await trx
       .updateTable('payments')
       .set({ ...columns(value), updated_at: now })
-      .where('company_id', '=', ctx.companyId)
-      .where('environment', '=', ctx.environment)
+      .$call(inTenant(ctx))
       .where('id', '=', current.id)
       .returningAll()
       .executeTakeFirstOrThrow();
@@ -229,14 +247,19 @@ async function checkTemplate(db: Executor, templateId: string, channel: PaymentR
 export async function resendPayment(ctx: RequestContext, id: string, templateId: string | null | undefined): Promise<PaymentResponse> {
   return inTransaction(ctx.db, async (trx) => {
     const current = await loadPayment({ ...ctx, db: trx }, id, true);
-    if (!RESENDABLE.includes(current.status)) throw new ApiError('cant_retry_payment', { message: `The payment is ${current.status}; it cannot be resent.` });
+    if (!RESENDABLE.includes(current.status))
+      throw new ApiError('cant_retry_payment', { message: `The payment is ${current.status}; it cannot be resent.` });
     if (templateId != null) await checkTemplate(trx, templateId, current.channel);
     const now = ctx.deps.clock.now();
     const row = await trx
       .updateTable('payments')
-      .set({ resend_count: sql<number>`resend_count + 1`, last_resent_at: now, updated_at: now, ...(templateId != null ? { template_id: templateId } : {}) })
-      .where('company_id', '=', ctx.companyId)
-      .where('environment', '=', ctx.environment)
+      .set({
+        resend_count: sql<number>`resend_count + 1`,
+        last_resent_at: now,
+        updated_at: now,
+        ...(templateId != null ? { template_id: templateId } : {}),
+      })
+      .$call(inTenant(ctx))
       .where('id', '=', current.id)
       .returningAll()
       .executeTakeFirstOrThrow();
@@ -251,7 +274,7 @@ export async function cancelPayment(ctx: RequestContext, id: string, notify: boo
     const scope = { ...ctx, db: trx };
     const current = await loadPayment(scope, id, true);
     if (current.source === 'utility') throw new ApiError('cant_cancel_payment');
-    if (!paymentTransition(current.status, 'cancel')) throw stateError(current.status);
+    if (!PAYMENT_MACHINE.find(current.status, 'cancel')) throw stateError(current.status);
     const row = await applyPaymentTransition(trx, scope, current.id, 'cancel', { cancel_notify: notify });
     if (notify) await recordMessage(trx, scope, row, 'cancellation', null, { notified: true }); // payment.deleted notified
     return toPaymentResponse(row, ctx.deps.config.baseUrl);
@@ -271,13 +294,17 @@ export async function resolvePayment(
   return inTransaction(ctx.db, async (trx) => {
     const scope = { ...ctx, db: trx };
     const current = await loadPayment(scope, id, true);
-    if (!ctx.isTest || current.environment !== 'test') throw new ApiError('test_only', { message: 'Only a test payment can be resolved, with a test key.' });
+    if (!ctx.isTest || current.environment !== 'test')
+      throw new ApiError('test_only', { message: 'Only a test payment can be resolved, with a test key.' });
     if (!RESOLVABLE.includes(current.status)) {
-      throw new ApiError('not_resolvable', { message: `The payment is ${current.status}; only a pending, in_progress or declined test payment can be resolved.` });
+      throw new ApiError('not_resolvable', {
+        message: `The payment is ${current.status}; only a pending, in_progress or declined test payment can be resolved.`,
+      });
     }
     const reject = body.action === 'reject';
     if (reject && !body.remarks) throw validationError({ remarks: [`is required to reject: one of ${REJECTION_REASONS.join(', ')}`] });
-    if (reject && !(REJECTION_REASONS as readonly string[]).includes(body.remarks!)) throw validationError({ remarks: [`must be one of ${REJECTION_REASONS.join(', ')}`] });
+    if (reject && !(REJECTION_REASONS as readonly string[]).includes(body.remarks!))
+      throw validationError({ remarks: [`must be one of ${REJECTION_REASONS.join(', ')}`] });
 
     let intent = await findOpenIntent(trx, scope, current.id);
     if (!intent) {
@@ -299,7 +326,12 @@ export async function resolvePayment(
 
 /** The expiration job: expires the payment when its time has come and its state allows it. */
 export async function runExpiration(deps: AppDeps, payload: Record<string, unknown>): Promise<void> {
-  const scope: PaymentScope = { companyId: String(payload.company_id), environment: payload.environment === 'live' ? 'live' : 'test', db: deps.database.db, deps };
+  const scope: ServiceScope = {
+    companyId: String(payload.company_id),
+    environment: payload.environment === 'live' ? 'live' : 'test',
+    db: deps.database.db,
+    deps,
+  };
   const id = String(payload.payment_id);
   await deps.database.db.transaction().execute(async (trx: Transaction<DB>) => {
     const tx = { ...scope, db: trx };
@@ -311,7 +343,7 @@ export async function runExpiration(deps: AppDeps, payload: Record<string, unkno
       await deps.jobs.enqueue(trx, EXPIRE_JOB, payload, new Date(now.getTime() + EXPIRY_RECHECK_MS));
       return;
     }
-    if (!paymentTransition(row.status, 'expire')) return;
+    if (!PAYMENT_MACHINE.find(row.status, 'expire')) return;
     await applyPaymentTransition(trx, tx, id, 'expire');
   });
 }

@@ -4,9 +4,10 @@ import type { FieldErrors } from '../../platform/errors/api-error.ts';
 import { isUuid } from '../../platform/ids.ts';
 import { normalizeMetadata, type MetadataInput } from '../../platform/validation.ts';
 import { findTemplate } from '../templates/service.ts';
-import { MINIMUM_MINOR, formatPesos, inclusiveTax, parseBasisPoints, parseMinor, percentageOf } from './money.ts';
+import { MINIMUM_MINOR, formatPesos, inclusiveTax, parseBasisPoints, parseMinor, percentageOf } from '../../platform/money.ts';
 import { PAYMENT_TEST_SCENARIOS, type CreatePaymentBody } from './schemas.ts';
 import { PAYMENT_METHODS, type Channel, type Currency, type PaymentMethod, type StoredSplit } from './tables.ts';
+import { inTenant } from '../../platform/scope.ts';
 
 /** The request fields of a payment (create, or the merged state an update would leave). */
 export type PaymentInput = Omit<CreatePaymentBody, 'title'> & { title?: string | null };
@@ -98,13 +99,16 @@ function isHttpUrl(value: string, httpsOnly: boolean): boolean {
  * A wallet destination: a WALLET account of the company (UUID, ACTIVE, this environment) or
  * another company's balance id (cmp_…). Returns the balance's company id, or an error message.
  */
-async function resolveWallet(rc: RuleContext, value: string, kind: 'account' | 'any'): Promise<{ accountId: string | null; companyId: string } | string> {
+async function resolveWallet(
+  rc: RuleContext,
+  value: string,
+  kind: 'account' | 'any',
+): Promise<{ accountId: string | null; companyId: string } | string> {
   if (isUuid(value)) {
     const account = await rc.db
       .selectFrom('accounts')
       .select(['id', 'subtype', 'status', 'wallet_company_id'])
-      .where('company_id', '=', rc.companyId)
-      .where('environment', '=', rc.environment)
+      .$call(inTenant(rc))
       .where('id', '=', value.toLowerCase())
       .where('deleted_at', 'is', null)
       .executeTakeFirst();
@@ -149,7 +153,8 @@ export async function resolvePaymentFields(rc: RuleContext, input: PaymentInput)
   const scenario = input.test_scenario ?? null;
   if (scenario !== null) {
     if (live) add('test_scenario', 'is only accepted with a test key');
-    else if (!(PAYMENT_TEST_SCENARIOS as readonly string[]).includes(scenario)) add('test_scenario', `must be one of ${PAYMENT_TEST_SCENARIOS.join(', ')}`);
+    else if (!(PAYMENT_TEST_SCENARIOS as readonly string[]).includes(scenario))
+      add('test_scenario', `must be one of ${PAYMENT_TEST_SCENARIOS.join(', ')}`);
   }
 
   // Amount: fixed, or an open-amount link.
@@ -241,7 +246,8 @@ export async function resolvePaymentFields(rc: RuleContext, input: PaymentInput)
     const template = await findTemplate(rc.db, templateId);
     if (!template) add('template_id', 'no such template (see GET /v1/templates)');
     else if (!template.selectable) add('template_id', 'the template is not selectable');
-    else if (channel === 'messaging' && template.provider === 'email') add('template_id', 'an e-mail template cannot be sent by the messaging channel (phone)');
+    else if (channel === 'messaging' && template.provider === 'email')
+      add('template_id', 'an e-mail template cannot be sent by the messaging channel (phone)');
     else if (channel === 'email' && template.provider !== 'email') add('template_id', `a ${template.provider} template cannot be sent by e-mail`);
   }
 

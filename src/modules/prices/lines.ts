@@ -63,7 +63,11 @@ export async function resolveInvoiceLines(
   if (opts.currency !== undefined && !(CURRENCIES as readonly string[]).includes(opts.currency)) {
     throw validationError({ currency: [`must be one of ${CURRENCIES.join(', ')}`] });
   }
-  const prices = await findPrices(db, scope.companyId, items.flatMap((item) => (item.price_id ? [item.price_id] : [])));
+  const prices = await findPrices(
+    db,
+    scope.companyId,
+    items.flatMap((item) => (item.price_id ? [item.price_id] : [])),
+  );
   const usable = (id: string | null | undefined) => {
     const price = id ? prices.get(id) : undefined;
     return price && price.environment === scope.environment ? price : undefined;
@@ -145,7 +149,10 @@ async function assertCollectible(db: Executor, companyId: string, currency: Curr
   }
   if (problem === null && total > BigInt(Number.MAX_SAFE_INTEGER)) problem = `exceeds ${Number.MAX_SAFE_INTEGER} cents`;
   if (problem) {
-    throw new ApiError('invalid_invoice_line', { message: `The invoice total is outside the collectible range: it ${problem}.`, errors: { total: [problem] } });
+    throw new ApiError('invalid_invoice_line', {
+      message: `The invoice total is outside the collectible range: it ${problem}.`,
+      errors: { total: [problem] },
+    });
   }
 }
 

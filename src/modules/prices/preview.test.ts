@@ -15,7 +15,8 @@ describe('POST /invoices/preview', () => {
   });
   after(() => h.close());
 
-  const preview = (items: unknown[], extra: Record<string, unknown> = {}, c?: Company) => (c ?? co).req({ url: '/v1/invoices/preview', body: { items, ...extra } });
+  const preview = (items: unknown[], extra: Record<string, unknown> = {}, c?: Company) =>
+    (c ?? co).req({ url: '/v1/invoices/preview', body: { items, ...extra } });
 
   test('catalog and free lines mix; exclusive and inclusive tax; overrides', async () => {
     const res = await preview([
@@ -29,9 +30,27 @@ describe('POST /invoices/preview', () => {
     assert.equal(res.status, 200, res.raw);
     assert.deepEqual(Object.keys(res.body), ['data']);
     assert.deepEqual(res.body.data.items, [
-      { price_id: coffee.id, description: 'Café 500 g', quantity: 2, unit_amount: 2_500_000, subtotal: 5_000_000, tax_rate: 19, tax_amount: 950_000, total: 5_950_000 },
+      {
+        price_id: coffee.id,
+        description: 'Café 500 g',
+        quantity: 2,
+        unit_amount: 2_500_000,
+        subtotal: 5_000_000,
+        tax_rate: 19,
+        tax_amount: 950_000,
+        total: 5_950_000,
+      },
       { description: 'Servicio', quantity: 1, unit_amount: 119_000, subtotal: 100_000, tax_rate: 19, tax_amount: 19_000, total: 119_000 },
-      { price_id: coffee.id, description: 'Café regalo', quantity: 1, unit_amount: 2_500_000, subtotal: 2_500_000, tax_rate: 5, tax_amount: 125_000, total: 2_625_000 },
+      {
+        price_id: coffee.id,
+        description: 'Café regalo',
+        quantity: 1,
+        unit_amount: 2_500_000,
+        subtotal: 2_500_000,
+        tax_rate: 5,
+        tax_amount: 125_000,
+        total: 2_625_000,
+      },
       // 1010 × 5 % = 50.5 → 51 (half up)
       { description: 'Envío', quantity: 1, unit_amount: 1010, subtotal: 1010, tax_rate: 5, tax_amount: 51, total: 1061 },
       // 3000 / 1.08 = 2777.78 → 2778
@@ -39,17 +58,34 @@ describe('POST /invoices/preview', () => {
       { description: 'Sin impuesto', quantity: 1, unit_amount: 700, subtotal: 700, tax_rate: 0, tax_amount: 0, total: 700 },
     ]);
     const lines = res.body.data.items as { subtotal: number; tax_amount: number; total: number }[];
-    assert.equal(res.body.data.subtotal, lines.reduce((s, l) => s + l.subtotal, 0));
-    assert.equal(res.body.data.tax_amount, lines.reduce((s, l) => s + l.tax_amount, 0));
-    assert.equal(res.body.data.total, lines.reduce((s, l) => s + l.total, 0));
+    assert.equal(
+      res.body.data.subtotal,
+      lines.reduce((s, l) => s + l.subtotal, 0),
+    );
+    assert.equal(
+      res.body.data.tax_amount,
+      lines.reduce((s, l) => s + l.tax_amount, 0),
+    );
+    assert.equal(
+      res.body.data.total,
+      lines.reduce((s, l) => s + l.total, 0),
+    );
     assert.equal(res.body.data.total, 8_698_761);
   });
 
   test('creates nothing', async () => {
-    const before = await h.runtime.deps.database.db.selectFrom('events').select((eb) => eb.fn.countAll().as('n')).where('company_id', '=', co.company.id).executeTakeFirst();
+    const before = await h.runtime.deps.database.db
+      .selectFrom('events')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('company_id', '=', co.company.id)
+      .executeTakeFirst();
     const prices = (await co.req({ url: '/v1/prices' })).body.total;
     assert.equal((await preview([{ description: 'x', unit_amount: 200_000 }])).status, 200);
-    const afterCount = await h.runtime.deps.database.db.selectFrom('events').select((eb) => eb.fn.countAll().as('n')).where('company_id', '=', co.company.id).executeTakeFirst();
+    const afterCount = await h.runtime.deps.database.db
+      .selectFrom('events')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('company_id', '=', co.company.id)
+      .executeTakeFirst();
     assert.equal(String(afterCount?.n), String(before?.n));
     assert.equal((await co.req({ url: '/v1/prices' })).body.total, prices);
   });
@@ -87,7 +123,10 @@ describe('POST /invoices/preview', () => {
     expectError(low, 422, 'invalid_invoice_line', 'invalid_invoice_line');
     assert.ok(low.body.errors.total?.length, low.raw);
     assert.equal((await preview([{ description: 'mínimo', unit_amount: 100_000 }])).status, 200);
-    const high = await preview([{ description: 'avión', unit_amount: 500_000_000_00, quantity: 1 }, { description: 'un peso más', unit_amount: 100 }]);
+    const high = await preview([
+      { description: 'avión', unit_amount: 500_000_000_00, quantity: 1 },
+      { description: 'un peso más', unit_amount: 100 },
+    ]);
     expectError(high, 422, 'invalid_invoice_line', 'invalid_invoice_line');
     assert.ok(high.body.errors.total?.length, high.raw);
     assert.equal((await preview([{ description: 'máximo', unit_amount: 500_000_000_00 }])).status, 200);
@@ -100,7 +139,13 @@ describe('POST /invoices/preview', () => {
     expectValidation(await preview([{ description: 'x', unit_amount: 2000.5 }]), 'items.0.unit_amount');
     expectValidation(await preview([{ description: 'x', unit_amount: 200_000, quantity: 0 }]), 'items.0.quantity');
     expectValidation(await preview([{ description: 'x', unit_amount: 200_000, quantity: 1.5 }]), 'items.0.quantity');
-    expectValidation(await preview([{ description: 'x', unit_amount: 200_000 }, { description: 'y', unit_amount: 200_000, tax: { rate: 18 } }]), 'items.1.tax.rate');
+    expectValidation(
+      await preview([
+        { description: 'x', unit_amount: 200_000 },
+        { description: 'y', unit_amount: 200_000, tax: { rate: 18 } },
+      ]),
+      'items.1.tax.rate',
+    );
     expectValidation(await preview([{ description: 'x', unit_amount: 200_000, tax: { rate: 19, type: 'inc' } }]), 'items.0.tax.rate');
     expectValidation(await preview([{ description: 'x', unit_amount: 200_000, tax: { rate: 8, type: 'iva' } }]), 'items.0.tax.rate');
     expectValidation(await preview([{ price_id: coffee.id, tax: { rate: 12 } }]), 'items.0.tax.rate');
@@ -108,7 +153,12 @@ describe('POST /invoices/preview', () => {
     expectValidation(await preview([]), 'items');
     expectValidation(await co.req({ url: '/v1/invoices/preview', body: {} }), 'items');
     expectValidation(await preview([{ description: 'x', unit_amount: 200_000 }], { currency: 'EUR' }), 'currency');
-    expectError(await co.req({ url: '/v1/invoices/preview', body: { items: [{ description: 'x', unit_amount: 200_000 }] }, idem: false }), 409, 'idempotency_error', 10003);
+    expectError(
+      await co.req({ url: '/v1/invoices/preview', body: { items: [{ description: 'x', unit_amount: 200_000 }] }, idem: false }),
+      409,
+      'idempotency_error',
+      10003,
+    );
     expectError(await co.req({ url: '/v1/invoices/preview', body: { items: [] }, key: null }), 401, 'unauthenticated', 10000);
     expectError(await co.req({ url: '/v1/invoices/preview', body: { items: [] }, key: co.publishable_keys.test }), 404, 'record_not_found', 10002);
   });

@@ -23,7 +23,14 @@ describe('prices', () => {
     assert.match(p.id, /^price_[0-9a-z]{26}$/);
     assert.deepEqual(
       { name: p.name, unit_amount: p.unit_amount, currency: p.currency, tax: p.tax, active: p.active, is_test: p.is_test },
-      { name: 'Café 500 g', unit_amount: 2_500_000, currency: 'COP', tax: { rate: 19, behavior: 'exclusive', type: 'iva' }, active: true, is_test: true },
+      {
+        name: 'Café 500 g',
+        unit_amount: 2_500_000,
+        currency: 'COP',
+        tax: { rate: 19, behavior: 'exclusive', type: 'iva' },
+        active: true,
+        is_test: true,
+      },
     );
     assert.ok(Date.parse(p.created_at) && Date.parse(p.updated_at));
 
@@ -36,7 +43,10 @@ describe('prices', () => {
     assert.equal(defaults.body.currency, 'COP');
     assert.deepEqual(defaults.body.tax, { rate: 0, behavior: 'exclusive', type: 'iva' });
 
-    const inc = await co.req({ url: '/v1/prices', body: { name: 'Almuerzo', unit_amount: 3_000_000, currency: 'USD', tax: { rate: 8, behavior: 'inclusive', type: 'inc' }, active: false } });
+    const inc = await co.req({
+      url: '/v1/prices',
+      body: { name: 'Almuerzo', unit_amount: 3_000_000, currency: 'USD', tax: { rate: 8, behavior: 'inclusive', type: 'inc' }, active: false },
+    });
     assert.equal(inc.status, 200, inc.raw);
     assert.deepEqual(inc.body.tax, { rate: 8, behavior: 'inclusive', type: 'inc' });
     assert.equal(inc.body.active, false);
@@ -44,11 +54,20 @@ describe('prices', () => {
     const all = await co.req({ url: '/v1/prices?sort=created_at' });
     assert.equal(all.status, 200);
     assert.equal(all.body.total, 3);
-    assert.deepEqual(all.body.data.map((x: { id: string }) => x.id), [p.id, defaults.body.id, inc.body.id]);
+    assert.deepEqual(
+      all.body.data.map((x: { id: string }) => x.id),
+      [p.id, defaults.body.id, inc.body.id],
+    );
     const active = await co.req({ url: '/v1/prices?filter[active]=false' });
-    assert.deepEqual(active.body.data.map((x: { id: string }) => x.id), [inc.body.id]);
+    assert.deepEqual(
+      active.body.data.map((x: { id: string }) => x.id),
+      [inc.body.id],
+    );
     const usd = await co.req({ url: '/v1/prices?filter[currency]=USD' });
-    assert.deepEqual(usd.body.data.map((x: { id: string }) => x.id), [inc.body.id]);
+    assert.deepEqual(
+      usd.body.data.map((x: { id: string }) => x.id),
+      [inc.body.id],
+    );
     const desc = await co.req({ url: '/v1/prices?sort=-created_at&per_page=1' });
     assert.equal(desc.body.data[0].id, inc.body.id);
     assert.equal(desc.body.last_page, 3);

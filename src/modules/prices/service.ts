@@ -7,7 +7,7 @@ import { ApiError, validationError, type FieldErrors } from '../../platform/erro
 import { prefixedId } from '../../platform/ids.ts';
 import { paginate, parseListQuery, type ListSpec } from '../../platform/lists/lists.ts';
 import { fromBasisPoints } from '../../platform/money.ts';
-import { assertInScope, iso } from '../../platform/scope.ts';
+import { assertInScope, iso, inTenant, inCompany } from '../../platform/scope.ts';
 import type { CreatePriceBody, PriceResponse, UpdatePriceBody } from './schemas.ts';
 import type { PricesTable } from './tables.ts';
 import { resolveTaxInput, type ResolvedTax } from './tax.ts';
@@ -77,7 +77,7 @@ export async function findPrices(db: Executor, companyId: string, ids: string[])
 
 export async function loadPrice(ctx: { db: Executor; companyId: string; environment: Environment }, id: string): Promise<PriceRow> {
   if (!PRICE_ID.test(id)) throw new ApiError('record_not_found');
-  const row = await ctx.db.selectFrom('prices').selectAll().where('company_id', '=', ctx.companyId).where('id', '=', id).executeTakeFirst();
+  const row = await ctx.db.selectFrom('prices').selectAll().$call(inCompany(ctx)).where('id', '=', id).executeTakeFirst();
   return assertInScope(row, ctx);
 }
 
@@ -88,7 +88,7 @@ export async function getPrice(ctx: RequestContext, id: string): Promise<PriceRe
 export async function listPrices(ctx: RequestContext, query: Record<string, unknown>, path: string) {
   const list = parseListQuery(priceList, query);
   const f = list.filters;
-  let q = ctx.db.selectFrom('prices').selectAll().where('company_id', '=', ctx.companyId).where('environment', '=', ctx.environment);
+  let q = ctx.db.selectFrom('prices').selectAll().$call(inTenant(ctx));
   if (f.active !== undefined) {
     if (f.active !== 'true' && f.active !== 'false') throw validationError({ 'filter[active]': ['must be true or false'] });
     q = q.where('active', '=', f.active === 'true');
@@ -110,14 +110,7 @@ export async function updatePrice(ctx: RequestContext, id: string, body: UpdateP
       const tax = priceTax(body.tax);
       Object.assign(set, { tax_type: tax.type, tax_rate_bp: tax.rateBp, tax_behavior: tax.behavior });
     }
-    const row = await trx
-      .updateTable('prices')
-      .set(set)
-      .where('company_id', '=', ctx.companyId)
-      .where('environment', '=', ctx.environment)
-      .where('id', '=', current.id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    const row = await trx.updateTable('prices').set(set).$call(inTenant(ctx)).where('id', '=', current.id).returningAll().executeTakeFirstOrThrow();
     return toPriceResponse(row);
   });
 }

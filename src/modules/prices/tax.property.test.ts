@@ -21,34 +21,50 @@ function roundHalfUp(n: bigint, d: bigint): bigint {
 }
 
 const taxArb = fc.constantFrom<TaxType>('iva', 'inc').chain((type) =>
-  fc.record({ type: fc.constant(type), bp: fc.constantFrom(...ALLOWED_RATES_BP[type]), behavior: fc.constantFrom<TaxBehavior>('exclusive', 'inclusive') }),
+  fc.record({
+    type: fc.constant(type),
+    bp: fc.constantFrom(...ALLOWED_RATES_BP[type]),
+    behavior: fc.constantFrom<TaxBehavior>('exclusive', 'inclusive'),
+  }),
 );
 
 describe('tax math (property)', () => {
   test('each line follows the formulas exactly; totals are sums', () => {
     fc.assert(
-      fc.property(fc.array(fc.record({ unit: fc.bigInt({ min: 1n, max: 10n ** 12n }), qty: fc.integer({ min: 1, max: 1000 }), tax: taxArb }), { minLength: 1, maxLength: 20 }), (lines) => {
-        const amounts = lines.map((l) => {
-          const a = lineAmounts(l.unit, l.qty, l.tax.bp, l.tax.behavior);
-          const gross = l.unit * BigInt(l.qty);
-          const rate = BigInt(l.tax.bp);
-          if (l.tax.behavior === 'exclusive') {
-            assert.equal(a.subtotal, gross);
-            assert.equal(a.taxAmount, roundHalfUp(gross * rate, 10_000n));
-          } else {
-            assert.equal(a.total, gross);
-            assert.equal(a.subtotal, roundHalfUp(gross * 10_000n, 10_000n + rate));
-            assert.equal(a.subtotal + a.taxAmount, gross, 'inclusive: subtotal + tax = gross exactly');
-          }
-          assert.equal(a.subtotal + a.taxAmount, a.total);
-          assert.ok(a.taxAmount >= 0n && a.subtotal >= 0n);
-          return a;
-        });
-        const sum = sumLines(amounts);
-        assert.equal(sum.subtotal, amounts.reduce((s, a) => s + a.subtotal, 0n));
-        assert.equal(sum.taxAmount, amounts.reduce((s, a) => s + a.taxAmount, 0n));
-        assert.equal(sum.total, sum.subtotal + sum.taxAmount);
-      }),
+      fc.property(
+        fc.array(fc.record({ unit: fc.bigInt({ min: 1n, max: 10n ** 12n }), qty: fc.integer({ min: 1, max: 1000 }), tax: taxArb }), {
+          minLength: 1,
+          maxLength: 20,
+        }),
+        (lines) => {
+          const amounts = lines.map((l) => {
+            const a = lineAmounts(l.unit, l.qty, l.tax.bp, l.tax.behavior);
+            const gross = l.unit * BigInt(l.qty);
+            const rate = BigInt(l.tax.bp);
+            if (l.tax.behavior === 'exclusive') {
+              assert.equal(a.subtotal, gross);
+              assert.equal(a.taxAmount, roundHalfUp(gross * rate, 10_000n));
+            } else {
+              assert.equal(a.total, gross);
+              assert.equal(a.subtotal, roundHalfUp(gross * 10_000n, 10_000n + rate));
+              assert.equal(a.subtotal + a.taxAmount, gross, 'inclusive: subtotal + tax = gross exactly');
+            }
+            assert.equal(a.subtotal + a.taxAmount, a.total);
+            assert.ok(a.taxAmount >= 0n && a.subtotal >= 0n);
+            return a;
+          });
+          const sum = sumLines(amounts);
+          assert.equal(
+            sum.subtotal,
+            amounts.reduce((s, a) => s + a.subtotal, 0n),
+          );
+          assert.equal(
+            sum.taxAmount,
+            amounts.reduce((s, a) => s + a.taxAmount, 0n),
+          );
+          assert.equal(sum.total, sum.subtotal + sum.taxAmount);
+        },
+      ),
       { numRuns: RUNS * 5 },
     );
   });
@@ -71,7 +87,12 @@ describe('tax math (property)', () => {
     before(async () => {
       h = await createHarness();
       co = await h.company();
-      for (const [unit, rate, behavior, type] of [[150_000, 19, 'exclusive', 'iva'], [333_333, 5, 'inclusive', 'iva'], [99_999, 8, 'inclusive', 'inc'], [1_000_001, 0, 'exclusive', 'iva']] as const) {
+      for (const [unit, rate, behavior, type] of [
+        [150_000, 19, 'exclusive', 'iva'],
+        [333_333, 5, 'inclusive', 'iva'],
+        [99_999, 8, 'inclusive', 'inc'],
+        [1_000_001, 0, 'exclusive', 'iva'],
+      ] as const) {
         const p = (await co.req({ url: '/v1/prices', body: { name: `P${unit}`, unit_amount: unit, tax: { rate, behavior, type } } })).body;
         priceIds.push({ id: p.id, unit: BigInt(unit), bp: rate * 100, behavior });
       }
@@ -80,15 +101,34 @@ describe('tax math (property)', () => {
 
     test('random catalog and free lines', async () => {
       const lineArb = fc.oneof(
-        fc.record({ kind: fc.constant('catalog' as const), price: fc.integer({ min: 0, max: 3 }), qty: fc.integer({ min: 1, max: 50 }), override: fc.option(taxArb, { nil: undefined }) }),
-        fc.record({ kind: fc.constant('free' as const), unit: fc.integer({ min: 1, max: 50_000_000 }), qty: fc.integer({ min: 1, max: 50 }), tax: fc.option(taxArb, { nil: undefined }) }),
+        fc.record({
+          kind: fc.constant('catalog' as const),
+          price: fc.integer({ min: 0, max: 3 }),
+          qty: fc.integer({ min: 1, max: 50 }),
+          override: fc.option(taxArb, { nil: undefined }),
+        }),
+        fc.record({
+          kind: fc.constant('free' as const),
+          unit: fc.integer({ min: 1, max: 50_000_000 }),
+          qty: fc.integer({ min: 1, max: 50 }),
+          tax: fc.option(taxArb, { nil: undefined }),
+        }),
       );
       await fc.assert(
         fc.asyncProperty(fc.array(lineArb, { minLength: 1, maxLength: 8 }), async (lines) => {
           const items = lines.map((l) =>
             l.kind === 'catalog'
-              ? { price_id: priceIds[l.price].id, quantity: l.qty, ...(l.override ? { tax: { rate: l.override.bp / 100, behavior: l.override.behavior, type: l.override.type } } : {}) }
-              : { description: 'libre', unit_amount: l.unit, quantity: l.qty, ...(l.tax ? { tax: { rate: l.tax.bp / 100, behavior: l.tax.behavior, type: l.tax.type } } : {}) },
+              ? {
+                  price_id: priceIds[l.price].id,
+                  quantity: l.qty,
+                  ...(l.override ? { tax: { rate: l.override.bp / 100, behavior: l.override.behavior, type: l.override.type } } : {}),
+                }
+              : {
+                  description: 'libre',
+                  unit_amount: l.unit,
+                  quantity: l.qty,
+                  ...(l.tax ? { tax: { rate: l.tax.bp / 100, behavior: l.tax.behavior, type: l.tax.type } } : {}),
+                },
           );
           const model = lines.map((l) => {
             if (l.kind === 'catalog') {

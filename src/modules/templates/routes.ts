@@ -12,7 +12,8 @@ export function templateRoutes(app: FastifyInstance): void {
     schema: {
       tags: ['Payments'],
       summary: 'List message templates',
-      description: 'The message templates a payment can be delivered with. A payment may use a template whose selectable is true. filter[predefined] and filter[selectable] take true or false (anything else is 422).',
+      description:
+        'The message templates a payment can be delivered with. A payment may use a template whose selectable is true. filter[predefined] and filter[selectable] take true or false (anything else is 422).',
       querystring: templateListQuery,
       response: { 200: listEnvelopeSchema(templateResponse), ...errorResponses(400, 401, 404, 422) },
     },

@@ -24,7 +24,18 @@ describe('templates', () => {
     assert.equal(res.body.total, TEMPLATE_CATALOGUE.length);
     assert.equal(res.body.path, 'http://recaudo.test/v1/templates');
     const t = res.body.data.find((x: { id: string }) => x.id === 'tpl_cobro_general');
-    assert.deepEqual(Object.keys(t).sort(), ['body', 'created_at', 'id', 'name', 'predefined', 'provider', 'selectable', 'stage', 'status', 'updated_at']);
+    assert.deepEqual(Object.keys(t).sort(), [
+      'body',
+      'created_at',
+      'id',
+      'name',
+      'predefined',
+      'provider',
+      'selectable',
+      'stage',
+      'status',
+      'updated_at',
+    ]);
     assert.equal(t.stage, 'payment_request');
     assert.equal(t.provider, 'whatsapp');
     assert.equal(t.selectable, true);
@@ -42,16 +53,37 @@ describe('templates', () => {
   });
 
   test('filters status, stage, provider, predefined, selectable', async () => {
-    const expect = (pred: (t: (typeof TEMPLATE_CATALOGUE)[number]) => boolean) => TEMPLATE_CATALOGUE.filter(pred).map((t) => t.name).sort();
-    assert.deepEqual(await names('?filter[selectable]=true'), expect((t) => t.selectable));
-    assert.deepEqual(await names('?filter[selectable]=false'), expect((t) => !t.selectable));
-    assert.deepEqual(await names('?filter[predefined]=true'), expect((t) => t.predefined));
-    assert.deepEqual(await names('?filter[predefined]=false'), expect((t) => !t.predefined));
-    assert.deepEqual(await names('?filter[status]=pending'), expect((t) => t.status === 'pending'));
+    const expect = (pred: (t: (typeof TEMPLATE_CATALOGUE)[number]) => boolean) =>
+      TEMPLATE_CATALOGUE.filter(pred)
+        .map((t) => t.name)
+        .sort();
+    assert.deepEqual(
+      await names('?filter[selectable]=true'),
+      expect((t) => t.selectable),
+    );
+    assert.deepEqual(
+      await names('?filter[selectable]=false'),
+      expect((t) => !t.selectable),
+    );
+    assert.deepEqual(
+      await names('?filter[predefined]=true'),
+      expect((t) => t.predefined),
+    );
+    assert.deepEqual(
+      await names('?filter[predefined]=false'),
+      expect((t) => !t.predefined),
+    );
+    assert.deepEqual(
+      await names('?filter[status]=pending'),
+      expect((t) => t.status === 'pending'),
+    );
     assert.deepEqual(await names('?filter[stage]=reminder'), ['recordatorio_pago']);
     assert.deepEqual(await names('?filter[provider]=email&filter[selectable]=true'), ['cobro_correo']);
     assert.deepEqual(await names('?filter[provider]=telegram'), []);
-    assert.ok(TEMPLATE_CATALOGUE.every((t) => !t.selectable || (t.status === 'approved' && t.stage === 'payment_request')), 'selectable: approved payment requests');
+    assert.ok(
+      TEMPLATE_CATALOGUE.every((t) => !t.selectable || (t.status === 'approved' && t.stage === 'payment_request')),
+      'selectable: approved payment requests',
+    );
   });
 
   test('predefined and selectable must be true or false (422); unknown filters and sorts are 400', async () => {

@@ -10,6 +10,8 @@ import { Poller } from '../../platform/jobs/poller.ts';
 import { signBody } from './signature.ts';
 import { addressPolicy, isPublicAddress, publicOnlyLookup, urlHost } from './url-safety.ts';
 import type { WebhookDeliveriesTable } from './tables.ts';
+import { CANCEL, FAIL, SUCCEED } from './lifecycle.ts';
+import { inTenant } from '../../platform/scope.ts';
 import './tables.ts';
 
 interface Claimed {
@@ -95,7 +97,11 @@ export class WebhookDispatcher {
     const m = deps.metrics;
     this.delivered = m.counter('recaudo_webhook_attempts_total', 'Webhook delivery attempts by outcome');
     this.failed = m.counter('recaudo_webhook_deliveries_failed_total', 'Webhook deliveries that exhausted their retries');
-    this.latency = m.histogram('recaudo_webhook_delivery_seconds', 'Time from event to successful delivery', [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600, 86400]);
+    this.latency = m.histogram(
+      'recaudo_webhook_delivery_seconds',
+      'Time from event to successful delivery',
+      [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600, 86400],
+    );
     m.collect(async () => {
       const rows = await deps.database.db
         .selectFrom('webhook_deliveries')
@@ -103,7 +109,10 @@ export class WebhookDispatcher {
         .where('status', '=', 'pending')
         .groupBy('status')
         .execute();
-      const jobs = await deps.database.db.selectFrom('jobs').select(sql<string>`count(*)`.as('n')).executeTakeFirst();
+      const jobs = await deps.database.db
+        .selectFrom('jobs')
+        .select(sql<string>`count(*)`.as('n'))
+        .executeTakeFirst();
       return [
         { name: 'recaudo_webhook_queue_depth', help: 'Webhook deliveries waiting for an attempt', samples: [{ value: Number(rows[0]?.n ?? 0) }] },
         { name: 'recaudo_jobs_queue_depth', help: 'Background jobs waiting or running', samples: [{ value: Number(jobs?.n ?? 0) }] },
@@ -213,7 +222,16 @@ export class WebhookDispatcher {
     const scope = onlyCompanies?.length ? sql`AND company_id IN (${sql.join(onlyCompanies)})` : sql``;
     const now = this.deps.clock.now();
     const lease = new Date(now.getTime() + this.leaseMs);
-    const result = await sql<Claimed & { found_webhook: boolean | null; url: string | null; header: string | null; secret: string | null; deleted: boolean | null; payload: string | null }>`
+    const result = await sql<
+      Claimed & {
+        found_webhook: boolean | null;
+        url: string | null;
+        header: string | null;
+        secret: string | null;
+        deleted: boolean | null;
+        payload: string | null;
+      }
+    >`
       WITH claimed AS (
         UPDATE webhook_deliveries d SET locked_until = ${lease}, attempts = d.attempts + 1
         FROM (
@@ -247,7 +265,10 @@ export class WebhookDispatcher {
         max_attempts: r.max_attempts,
         created_at: new Date(r.created_at),
       };
-      const target = r.found_webhook && r.payload !== null ? { url: r.url!, header: r.header, secret: r.secret, deleted: r.deleted === true, payload: r.payload } : undefined;
+      const target =
+        r.found_webhook && r.payload !== null
+          ? { url: r.url!, header: r.header, secret: r.secret, deleted: r.deleted === true, payload: r.payload }
+          : undefined;
       return { delivery, target };
     });
   }
@@ -369,21 +390,40 @@ export class WebhookDispatcher {
         this.delivered.inc({ outcome: 'success' });
         this.latency.observe((now.getTime() - d.created_at.getTime()) / 1000);
       } else if (o.cancelled) {
-        others.push({ delivery: d, set: { status: 'cancelled', completed_at: now, next_attempt_at: null, locked_until: null } });
+        others.push({ delivery: d, set: { status: CANCEL.to, completed_at: now, next_attempt_at: null, locked_until: null } });
       } else if (d.attempts >= (d.max_attempts ?? this.deps.config.webhookRetryScheduleMs.length + 1)) {
-        others.push({ delivery: d, set: { status: 'failed', completed_at: now, next_attempt_at: null, locked_until: null, last_status_code: o.statusCode, last_error: o.error } });
+        others.push({
+          delivery: d,
+          set: {
+            status: FAIL.to,
+            completed_at: now,
+            next_attempt_at: null,
+            locked_until: null,
+            last_status_code: o.statusCode,
+            last_error: o.error,
+          },
+        });
         this.delivered.inc({ outcome: 'error' });
         this.failed.inc();
       } else {
-        others.push({ delivery: d, set: { next_attempt_at: this.nextAttemptAt(d, now), locked_until: null, last_status_code: o.statusCode, last_error: o.error } });
+        others.push({
+          delivery: d,
+          set: { next_attempt_at: this.nextAttemptAt(d, now), locked_until: null, last_status_code: o.statusCode, last_error: o.error },
+        });
         this.delivered.inc({ outcome: 'error' });
       }
     }
-    const success = (code: number) => ({ status: 'succeeded' as const, completed_at: now, next_attempt_at: null, locked_until: null, last_status_code: code, last_error: null });
+    const success = (code: number) => ({
+      status: SUCCEED.to,
+      completed_at: now,
+      next_attempt_at: null,
+      locked_until: null,
+      last_status_code: code,
+      last_error: null,
+    });
     // By the unique id index alone (see claim()): these ids were just leased by this process. A
     // delete that happened meanwhile (status no longer pending) or a newer lease wins over this outcome.
-    const leaseHeld = (deliveries: Claimed[]) =>
-      sql<boolean>`(id, attempts) IN (${sql.join(deliveries.map((d) => sql`(${d.id}, ${d.attempts})`))})`;
+    const leaseHeld = (deliveries: Claimed[]) => sql<boolean>`(id, attempts) IN (${sql.join(deliveries.map((d) => sql`(${d.id}, ${d.attempts})`))})`;
     if (others.length === 0 && succeeded.size === 1) {
       const [[code, deliveries]] = succeeded;
       await this.deps.database.db
@@ -391,24 +431,24 @@ export class WebhookDispatcher {
         .updateTable('webhook_deliveries')
         .set(success(code))
         .where(leaseHeld(deliveries))
-        .where('status', '=', 'pending')
+        .where('status', 'in', SUCCEED.from)
         .execute();
       return;
     }
     await this.deps.database.db.transaction().execute(async (trx) => {
       if (attempts.length) await trx.insertInto('webhook_attempts').values(attempts).execute();
       for (const [code, deliveries] of succeeded) {
-        await trx.updateTable('webhook_deliveries').set(success(code)).where(leaseHeld(deliveries)).where('status', '=', 'pending').execute();
+        await trx.updateTable('webhook_deliveries').set(success(code)).where(leaseHeld(deliveries)).where('status', 'in', SUCCEED.from).execute();
       }
       for (const { delivery: d, set } of others) {
         await trx
           .updateTable('webhook_deliveries')
           .set(set)
-          .where('company_id', '=', d.company_id)
-          .where('environment', '=', d.environment)
+          .$call(inTenant({ companyId: d.company_id, environment: d.environment }))
           .where('id', '=', d.id)
           .where('attempts', '=', d.attempts)
-          .where('status', '=', 'pending')
+          // FAIL, CANCEL and an attempt that leaves it pending all start from pending.
+          .where('status', 'in', FAIL.from)
           .execute();
       }
     });

@@ -2,41 +2,41 @@ import { sql } from 'kysely';
 import type { EventSink } from '../../platform/outbox/outbox.ts';
 import { newDeliveryId } from './service.ts';
 import './tables.ts';
+import { inTenant } from '../../platform/scope.ts';
 
 /**
  * Creates one delivery per subscribed webhook of the event's company and environment, inside the
  * emitting transaction: an event committed is an event whose deliveries exist.
  */
 export const webhookFanOut: EventSink = async (trx, scope, event, at) => {
-    const subscribed = await trx
-      .selectFrom('webhooks')
-      .select('id')
-      .where('company_id', '=', scope.companyId)
-      .where('environment', '=', scope.environment)
-      .where('deleted_at', 'is', null)
-      .where(sql<boolean>`events @> ${JSON.stringify([event.event])}::jsonb`)
-      .execute();
-    if (subscribed.length === 0) return;
-    await trx
-      .insertInto('webhook_deliveries')
-      .values(
-        subscribed.map((w) => ({
-          company_id: scope.companyId,
-          environment: scope.environment,
-          id: newDeliveryId(at),
-          webhook_id: w.id,
-          event_id: event.id,
-          event_type: event.event,
-          status: 'pending' as const,
-          attempts: 0,
-          max_attempts: null,
-          next_attempt_at: at,
-          locked_until: null,
-          last_status_code: null,
-          last_error: null,
-          created_at: at,
-          completed_at: null,
-        })),
-      )
-      .execute();
+  const subscribed = await trx
+    .selectFrom('webhooks')
+    .select('id')
+    .$call(inTenant(scope))
+    .where('deleted_at', 'is', null)
+    .where(sql<boolean>`events @> ${JSON.stringify([event.event])}::jsonb`)
+    .execute();
+  if (subscribed.length === 0) return;
+  await trx
+    .insertInto('webhook_deliveries')
+    .values(
+      subscribed.map((w) => ({
+        company_id: scope.companyId,
+        environment: scope.environment,
+        id: newDeliveryId(at),
+        webhook_id: w.id,
+        event_id: event.id,
+        event_type: event.event,
+        status: 'pending' as const,
+        attempts: 0,
+        max_attempts: null,
+        next_attempt_at: at,
+        locked_until: null,
+        last_status_code: null,
+        last_error: null,
+        created_at: at,
+        completed_at: null,
+      })),
+    )
+    .execute();
 };

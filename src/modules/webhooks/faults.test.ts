@@ -13,7 +13,8 @@ const hook = (url: string, events = ['payment.created']) => ({ name: 'Hook', url
 
 async function emit(h: Harness, co: Company, type: string, count = 1): Promise<void> {
   await h.runtime.deps.database.db.transaction().execute(async (trx) => {
-    for (let i = 0; i < count; i++) await emitEvent({ companyId: co.company.id, environment: 'test', db: trx }, type, { id: `obj_${i}` }, h.clock.now());
+    for (let i = 0; i < count; i++)
+      await emitEvent({ companyId: co.company.id, environment: 'test', db: trx }, type, { id: `obj_${i}` }, h.clock.now());
   });
 }
 
@@ -117,7 +118,11 @@ describe('ALLOW_PRIVATE_WEBHOOKS=false: test webhooks follow the live address ru
     // As if stored while private webhooks were allowed.
     const db = h.runtime.deps.database.db;
     await db.updateTable('webhooks').set({ url: rx.url }).where('id', '=', ids[0]).execute();
-    await db.updateTable('webhooks').set({ url: `http://localhost:${port}/hook` }).where('id', '=', ids[1]).execute();
+    await db
+      .updateTable('webhooks')
+      .set({ url: `http://localhost:${port}/hook` })
+      .where('id', '=', ids[1])
+      .execute();
     await emit(h, co, 'charge.paid');
     assert.equal(await h.deliverWebhooks(), 2);
     assert.equal(rx.received.length, 0);
@@ -160,7 +165,10 @@ describe('the URL check runs outside the request transaction', () => {
       const refused = await co.req({ url: '/v1/webhooks', body: hook('https://hooks.example.com/x'), env: 'live' });
       expectValidation(refused, 'url');
       assert.deepEqual(refused.body.errors.url, ['must not resolve to a private, loopback or link-local address']);
-      expectValidation(await co.req({ method: 'PUT', url: `/v1/webhooks/${created.body.data.id}`, body: { url: 'https://other.example.com/x' }, env: 'live' }), 'url');
+      expectValidation(
+        await co.req({ method: 'PUT', url: `/v1/webhooks/${created.body.data.id}`, body: { url: 'https://other.example.com/x' }, env: 'live' }),
+        'url',
+      );
       // Body validation still answers first, as before.
       const both = await co.req({ url: '/v1/webhooks', body: { ...hook('https://hooks.example.com/x'), name: '' }, env: 'live' });
       expectValidation(both, 'name');
@@ -249,7 +257,11 @@ describe('webhook attempts under slow receivers', () => {
       assert.equal(d.status, 'pending');
       assert.equal(d.last_status_code, null, "A's result does not settle the delivery");
       assert.equal(d.attempt_history.length, 1, "A's attempt is recorded");
-      const lease = await h.runtime.deps.database.db.selectFrom('webhook_deliveries').select('locked_until').where('id', '=', d.id).executeTakeFirstOrThrow();
+      const lease = await h.runtime.deps.database.db
+        .selectFrom('webhook_deliveries')
+        .select('locked_until')
+        .where('id', '=', d.id)
+        .executeTakeFirstOrThrow();
       assert.ok(lease.locked_until, "B's lease is kept");
       h.clock.advance(4_000); // past A's would-be retry time (10 s + jitter), within B's lease
       assert.equal(await h.deliverWebhooks(), 0, 'nobody else sends it while B holds it');
@@ -259,7 +271,10 @@ describe('webhook attempts under slow receivers', () => {
       [d] = await deliveries(co, w.id);
       assert.equal(d.status, 'succeeded');
       assert.equal(d.attempts, 2);
-      assert.deepEqual(d.attempt_history.map((a: { status_code: number }) => a.status_code), [500, 200]);
+      assert.deepEqual(
+        d.attempt_history.map((a: { status_code: number }) => a.status_code),
+        [500, 200],
+      );
     });
   });
 });

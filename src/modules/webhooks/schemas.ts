@@ -12,7 +12,13 @@ export const createWebhookBody = z.object({
   description: z.string().max(500, 'must be at most 500 characters').nullish(),
   url: z.string().max(2048, 'must be at most 2048 characters'),
   events: eventList,
-  header: z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces').nullish().describe('static token sent as x-webhook-token; generated when absent'),
+  header: z
+    .string()
+    .min(1)
+    .max(255)
+    .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces')
+    .nullish()
+    .describe('static token sent as x-webhook-token; generated when absent'),
 });
 
 export const updateWebhookBody = z.object({
@@ -20,7 +26,12 @@ export const updateWebhookBody = z.object({
   description: z.string().max(500, 'must be at most 500 characters').nullable().optional().describe('null clears it'),
   url: z.string().max(2048, 'must be at most 2048 characters').nullish(),
   events: eventList.nullish().describe('replaces the whole list'),
-  header: z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces').nullish(),
+  header: z
+    .string()
+    .min(1)
+    .max(255)
+    .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces')
+    .nullish(),
 });
 
 export type CreateWebhookBody = z.infer<typeof createWebhookBody>;

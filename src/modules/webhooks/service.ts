@@ -4,10 +4,11 @@ import { inTransaction } from '../../platform/db/database.ts';
 import { ApiError, validationError } from '../../platform/errors/api-error.ts';
 import { isUuid, prefixedId, randomToken, uuidv7 } from '../../platform/ids.ts';
 import { paginate, parseListQuery, type ListSpec } from '../../platform/lists/lists.ts';
-import { iso } from '../../platform/scope.ts';
+import { iso, inTenant, inCompany } from '../../platform/scope.ts';
 import type { CreateWebhookBody, DeliveryResponse, UpdateWebhookBody, WebhookResponse } from './schemas.ts';
 import type { WebhookDeliveriesTable, WebhooksTable } from './tables.ts';
 import { addressPolicy, privateAddressProblem, urlShapeProblem, type ResolveHost, type UrlProblem } from './url-safety.ts';
+import { CANCEL, RETRY } from './lifecycle.ts';
 import './tables.ts';
 
 type WebhookRow = Selectable<WebhooksTable>;
@@ -57,7 +58,7 @@ function requireCheckedUrl(checked: CheckedUrl | undefined, url: string): void {
 /** SPEC.md: a missing webhook is 404 not_found (10004); a malformed id is record_not_found. */
 export async function loadWebhook(ctx: RequestContext, id: string): Promise<WebhookRow> {
   if (!isUuid(id)) throw new ApiError('record_not_found');
-  const row = await ctx.db.selectFrom('webhooks').selectAll().where('company_id', '=', ctx.companyId).where('id', '=', id.toLowerCase()).executeTakeFirst();
+  const row = await ctx.db.selectFrom('webhooks').selectAll().$call(inCompany(ctx)).where('id', '=', id.toLowerCase()).executeTakeFirst();
   if (!row || row.deleted_at) throw new ApiError('not_found');
   if (row.environment !== ctx.environment) throw new ApiError('environment_key_mismatch');
   return row;
@@ -91,8 +92,7 @@ export async function listWebhooks(ctx: RequestContext): Promise<WebhookResponse
   const rows = await ctx.db
     .selectFrom('webhooks')
     .selectAll()
-    .where('company_id', '=', ctx.companyId)
-    .where('environment', '=', ctx.environment)
+    .$call(inTenant(ctx))
     .where('deleted_at', 'is', null)
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
@@ -104,7 +104,12 @@ export async function getWebhook(ctx: RequestContext, id: string): Promise<Webho
   return toWebhookResponse(await loadWebhook(ctx, id));
 }
 
-export async function updateWebhook(ctx: RequestContext, id: string, body: UpdateWebhookBody, checked: CheckedUrl | undefined): Promise<WebhookResponse> {
+export async function updateWebhook(
+  ctx: RequestContext,
+  id: string,
+  body: UpdateWebhookBody,
+  checked: CheckedUrl | undefined,
+): Promise<WebhookResponse> {
   const current = await loadWebhook(ctx, id);
   if (body.url) requireCheckedUrl(checked, body.url);
   const set: Partial<Record<keyof WebhooksTable, unknown>> = { updated_at: ctx.deps.clock.now() };
@@ -116,8 +121,7 @@ export async function updateWebhook(ctx: RequestContext, id: string, body: Updat
   const row = await ctx.db
     .updateTable('webhooks')
     .set(set as never)
-    .where('company_id', '=', ctx.companyId)
-    .where('environment', '=', ctx.environment)
+    .$call(inTenant(ctx))
     .where('id', '=', current.id)
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -129,14 +133,13 @@ export async function deleteWebhook(ctx: RequestContext, id: string): Promise<vo
   const current = await loadWebhook(ctx, id);
   const now = ctx.deps.clock.now();
   await inTransaction(ctx.db, async (trx) => {
-    await trx.updateTable('webhooks').set({ deleted_at: now }).where('company_id', '=', ctx.companyId).where('environment', '=', ctx.environment).where('id', '=', current.id).execute();
+    await trx.updateTable('webhooks').set({ deleted_at: now }).$call(inTenant(ctx)).where('id', '=', current.id).execute();
     await trx
       .updateTable('webhook_deliveries')
-      .set({ status: 'cancelled', completed_at: now, next_attempt_at: null })
-      .where('company_id', '=', ctx.companyId)
-      .where('environment', '=', ctx.environment)
+      .set({ status: CANCEL.to, completed_at: now, next_attempt_at: null })
+      .$call(inTenant(ctx))
       .where('webhook_id', '=', current.id)
-      .where('status', '=', 'pending')
+      .where('status', 'in', CANCEL.from)
       .execute();
   });
 }
@@ -151,9 +154,12 @@ async function withAttempts(ctx: RequestContext, rows: DeliveryRow[]): Promise<D
   const attempts = await ctx.db
     .selectFrom('webhook_attempts')
     .select(['delivery_id', 'attempted_at', 'status_code', 'latency_ms', 'error', 'response_excerpt'])
-    .where('company_id', '=', ctx.companyId)
-    .where('environment', '=', ctx.environment)
-    .where('delivery_id', 'in', rows.map((r) => r.id))
+    .$call(inTenant(ctx))
+    .where(
+      'delivery_id',
+      'in',
+      rows.map((r) => r.id),
+    )
     .orderBy('attempted_at')
     .orderBy('id')
     .execute();
@@ -171,19 +177,20 @@ async function withAttempts(ctx: RequestContext, rows: DeliveryRow[]): Promise<D
     completed_at: r.completed_at ? iso(r.completed_at) : null,
     attempt_history: attempts
       .filter((a) => a.delivery_id === r.id)
-      .map((a) => ({ attempted_at: iso(a.attempted_at), status_code: a.status_code, latency_ms: a.latency_ms, error: a.error, response_excerpt: a.response_excerpt })),
+      .map((a) => ({
+        attempted_at: iso(a.attempted_at),
+        status_code: a.status_code,
+        latency_ms: a.latency_ms,
+        error: a.error,
+        response_excerpt: a.response_excerpt,
+      })),
   }));
 }
 
 export async function listDeliveries(ctx: RequestContext, webhookId: string, query: Record<string, unknown>, path: string) {
   const webhook = await loadWebhook(ctx, webhookId);
   const list = parseListQuery(deliveryList, query);
-  let q = ctx.db
-    .selectFrom('webhook_deliveries')
-    .selectAll()
-    .where('company_id', '=', ctx.companyId)
-    .where('environment', '=', ctx.environment)
-    .where('webhook_id', '=', webhook.id);
+  let q = ctx.db.selectFrom('webhook_deliveries').selectAll().$call(inTenant(ctx)).where('webhook_id', '=', webhook.id);
   if (list.filters.status !== undefined) q = q.where('status', '=', list.filters.status as DeliveryRow['status']);
   if (list.filters.event !== undefined) q = q.where('event_type', '=', list.filters.event);
   if (list.filters.event_id !== undefined) q = q.where('event_id', '=', list.filters.event_id);
@@ -199,8 +206,7 @@ export async function retryDelivery(ctx: RequestContext, webhookId: string, deli
     const current = await trx
       .selectFrom('webhook_deliveries')
       .selectAll()
-      .where('company_id', '=', ctx.companyId)
-      .where('environment', '=', ctx.environment)
+      .$call(inTenant(ctx))
       .where('webhook_id', '=', webhook.id)
       .where('id', '=', deliveryId)
       .forUpdate()
@@ -209,14 +215,14 @@ export async function retryDelivery(ctx: RequestContext, webhookId: string, deli
     return trx
       .updateTable('webhook_deliveries')
       .set({
-        status: 'pending',
+        status: RETRY.to,
         next_attempt_at: now,
         completed_at: null,
         max_attempts: current.status === 'pending' ? current.max_attempts : current.attempts + 1,
       })
-      .where('company_id', '=', ctx.companyId)
-      .where('environment', '=', ctx.environment)
+      .$call(inTenant(ctx))
       .where('id', '=', current.id)
+      .where('status', 'in', RETRY.from)
       .returningAll()
       .executeTakeFirstOrThrow();
   });

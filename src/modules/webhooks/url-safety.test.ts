@@ -39,7 +39,7 @@ describe('webhook address classifier', () => {
     ['64:ff9b::10.0.0.1', false, 'NAT64 well-known prefix, private'],
     ['64:ff9b::8.8.8.8', true, 'NAT64 well-known prefix, public'],
     ['64:ff9b:1::a00:1', false, 'local-use NAT64'],
-    ['64:ff9b:1::8.8.8.8', false, 'local-use NAT64 (where the IPv4 sits is the operator\'s choice)'],
+    ['64:ff9b:1::8.8.8.8', false, "local-use NAT64 (where the IPv4 sits is the operator's choice)"],
     ['2001:0:4136:e378:8000:63bf:3fff:fdd2', false, 'Teredo'],
     ['2001:db8::1', false, 'documentation'],
     ['fc00::1', false, 'unique local'],
@@ -79,7 +79,11 @@ describe('webhook address classifier', () => {
     assert.equal(await privateAddressProblem('https://[2606:4700:4700::1111]/x'), null);
     assert.equal(await privateAddressProblem('https://hooks.example.com/x', async () => ['93.184.216.34', '2606:4700:4700::1111']), null);
     assert.match((await privateAddressProblem('https://hooks.example.com/x', async () => ['93.184.216.34', '::ffff:10.0.0.1']))!, /resolve/);
-    assert.equal(await privateAddressProblem('https://unresolvable.example.com/x', async () => Promise.reject(new Error('ENOTFOUND'))), null, 'checked again at delivery');
+    assert.equal(
+      await privateAddressProblem('https://unresolvable.example.com/x', async () => Promise.reject(new Error('ENOTFOUND'))),
+      null,
+      'checked again at delivery',
+    );
   });
 });
 

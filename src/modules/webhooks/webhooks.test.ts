@@ -15,7 +15,12 @@ async function emit(h: Harness, co: Company, type: string, count = 1, env: 'test
   const ids: string[] = [];
   await h.runtime.deps.database.db.transaction().execute(async (trx) => {
     for (let i = 0; i < count; i++) {
-      const e = await emitEvent({ companyId: co.company.id, environment: env, db: trx }, type, { id: `obj_${i}`, n: i, note: 'ñandú ✓' }, h.clock.now());
+      const e = await emitEvent(
+        { companyId: co.company.id, environment: env, db: trx },
+        type,
+        { id: `obj_${i}`, n: i, note: 'ñandú ✓' },
+        h.clock.now(),
+      );
       ids.push(e.id);
     }
   });
@@ -48,7 +53,10 @@ describe('webhook endpoints', () => {
     assert.equal(got.body.data.secret, undefined, 'the secret is shown only at creation');
     assert.equal(got.body.data.name, 'Main hook');
     const list = await co.req({ url: '/v1/webhooks' });
-    assert.deepEqual(list.body.data.map((x: { id: string }) => x.id), [w.id]);
+    assert.deepEqual(
+      list.body.data.map((x: { id: string }) => x.id),
+      [w.id],
+    );
     assert.equal(list.body.data[0].secret, undefined);
 
     const upd = await co.req({ method: 'PUT', url: `/v1/webhooks/${w.id}`, body: { description: null, events: ['charge.paid', 'charge.failed'] } });
@@ -82,13 +90,25 @@ describe('webhook endpoints', () => {
   });
 
   test('live keys need https and a public address (SSRF)', async () => {
-    for (const url of ['http://example.com/hook', 'https://127.0.0.1/hook', 'https://localhost/hook', 'https://10.1.2.3/x', 'https://[::1]/x', 'https://169.254.169.254/latest', 'https://192.168.0.10/x', 'https://[::ffff:127.0.0.1]/x']) {
+    for (const url of [
+      'http://example.com/hook',
+      'https://127.0.0.1/hook',
+      'https://localhost/hook',
+      'https://10.1.2.3/x',
+      'https://[::1]/x',
+      'https://169.254.169.254/latest',
+      'https://192.168.0.10/x',
+      'https://[::ffff:127.0.0.1]/x',
+    ]) {
       expectValidation(await co.req({ url: '/v1/webhooks', body: hook(url), env: 'live' }), 'url');
     }
     const ok = await co.req({ url: '/v1/webhooks', body: hook('https://8.8.8.8/hook'), env: 'live' });
     assert.equal(ok.status, 200, ok.raw);
     assert.equal(ok.body.data.is_test, false);
-    expectValidation(await co.req({ method: 'PUT', url: `/v1/webhooks/${ok.body.data.id}`, body: { url: 'https://127.0.0.1/x' }, env: 'live' }), 'url');
+    expectValidation(
+      await co.req({ method: 'PUT', url: `/v1/webhooks/${ok.body.data.id}`, body: { url: 'https://127.0.0.1/x' }, env: 'live' }),
+      'url',
+    );
     assert.equal(isPublicAddress('93.184.216.34'), true);
     assert.equal(isPublicAddress('172.20.0.1'), false);
     assert.equal(isPublicAddress('fd00::1'), false);
@@ -202,7 +222,10 @@ describe('webhook delivery', () => {
     assert.equal(d.status, 'failed');
     assert.equal(d.attempts, 4);
     assert.equal(d.attempt_history.length, 4);
-    assert.deepEqual(d.attempt_history.map((a: { status_code: number | null }) => a.status_code), [500, null, 503, 503]);
+    assert.deepEqual(
+      d.attempt_history.map((a: { status_code: number | null }) => a.status_code),
+      [500, null, 503, 503],
+    );
     h.clock.advance(100_000);
     assert.equal(await dispatcherTick(h), 0, 'a failed delivery is not retried by itself');
 
@@ -230,7 +253,10 @@ describe('webhook delivery', () => {
     await dispatcherTick(h);
     assert.equal(rx.received.length, before);
     const rows = await h.runtime.deps.database.db.selectFrom('webhook_deliveries').select('status').where('webhook_id', '=', w.id).execute();
-    assert.deepEqual(rows.map((r) => r.status), ['cancelled', 'cancelled', 'cancelled']);
+    assert.deepEqual(
+      rows.map((r) => r.status),
+      ['cancelled', 'cancelled', 'cancelled'],
+    );
   });
 
   test('200 events fanned out to 3 webhooks: every pair delivered', async () => {
@@ -255,8 +281,13 @@ describe('webhook delivery', () => {
     await acc.req({ url: '/v1/webhooks', body: hook(rx.url, ['account.pending', 'account.connected']) });
     const customer = (await acc.req({ url: '/v1/customers', body: { first_name: 'Ana' } })).body;
     const banks = (await acc.req({ url: '/v1/banks' })).body;
-    const bank = banks.find((b: { supported_types: string[]; connection_type: string }) => b.supported_types.includes('savings') && b.connection_type === 'DATA');
-    const account = await acc.req({ url: '/v1/accounts', body: { subtype: 'SAVINGS', authorization: true, account_number: '12345678', customer_id: customer.id, bank_id: bank.id } });
+    const bank = banks.find(
+      (b: { supported_types: string[]; connection_type: string }) => b.supported_types.includes('savings') && b.connection_type === 'DATA',
+    );
+    const account = await acc.req({
+      url: '/v1/accounts',
+      body: { subtype: 'SAVINGS', authorization: true, account_number: '12345678', customer_id: customer.id, bank_id: bank.id },
+    });
     assert.equal(account.status, 200, account.raw);
     const before = rx.received.length;
     await dispatcherTick(h);

@@ -4,6 +4,7 @@ import type { Environment } from '../db/schema.ts';
 import type { Caller } from '../context.ts';
 import { prefixedId, randomToken } from '../ids.ts';
 import { ApiError } from '../errors/api-error.ts';
+import { inTenant } from '../scope.ts';
 
 // 40 base62 characters ≈ 238 bits of entropy.
 const KEY_RANDOM_CHARS = 40;
@@ -42,8 +43,7 @@ export async function issueKey(
   await db
     .updateTable('api_keys')
     .set({ revoked_at: now })
-    .where('company_id', '=', companyId)
-    .where('environment', '=', environment)
+    .$call(inTenant({ companyId, environment }))
     .where('kind', '=', kind)
     .where('revoked_at', 'is', null)
     .execute();
@@ -87,9 +87,7 @@ export class KeyResolver {
       (unavailable as Error & { cause?: unknown }).cause = error;
       throw unavailable;
     }
-    const caller: Caller | null = row
-      ? { companyId: row.company_id, environment: row.environment, keyId: row.id, keyKind: row.kind }
-      : null;
+    const caller: Caller | null = row ? { companyId: row.company_id, environment: row.environment, keyId: row.id, keyKind: row.kind } : null;
     if (this.cache.size > 10_000) this.cache.clear();
     this.cache.set(key, { caller, expires: now + this.ttlMs });
     return caller;

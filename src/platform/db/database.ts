@@ -41,11 +41,17 @@ export interface SessionLimits {
   idleInTransactionTimeoutMs: number;
   connectTimeoutMs: number;
 }
-export const DEFAULT_SESSION_LIMITS: SessionLimits = { statementTimeoutMs: 30_000, lockTimeoutMs: 15_000, idleInTransactionTimeoutMs: 60_000, connectTimeoutMs: 10_000 };
+export const DEFAULT_SESSION_LIMITS: SessionLimits = {
+  statementTimeoutMs: 30_000,
+  lockTimeoutMs: 15_000,
+  idleInTransactionTimeoutMs: 60_000,
+  connectTimeoutMs: 10_000,
+};
 
 // SQLSTATE classes and driver messages that mean "the database went away or is overloaded", not a bug.
 const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '53400', '57014', '55P03', '40P01', '40001', '25P03']);
-const UNAVAILABLE_MESSAGES = /Connection terminated|connection error|not queryable|timeout exceeded when trying to connect|Client was closed|Cannot use a pool after calling end|driver has already been destroyed|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|the database system is (starting up|shutting down)/i;
+const UNAVAILABLE_MESSAGES =
+  /Connection terminated|connection error|not queryable|timeout exceeded when trying to connect|Client was closed|Cannot use a pool after calling end|driver has already been destroyed|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|the database system is (starting up|shutting down)/i;
 
 /**
  * Is this error the database being away (terminated session, failover, timeout, exhausted pool)

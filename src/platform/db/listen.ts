@@ -99,7 +99,12 @@ export async function listenPostgres(
       if (stopped) return;
       lostAt ??= Date.now();
       logger.warn(
-        { channel, attempt: failures + 1, err: (error as Error)?.message ?? String(error), retry_in_ms: Math.min(maxBackoff, minBackoff * 2 ** Math.min(failures, 30)) },
+        {
+          channel,
+          attempt: failures + 1,
+          err: (error as Error)?.message ?? String(error),
+          retry_in_ms: Math.min(maxBackoff, minBackoff * 2 ** Math.min(failures, 30)),
+        },
         'LISTEN connect failed; retrying',
       );
       scheduleRetry();

@@ -54,7 +54,10 @@ describe('PostgreSQL sessions: lost, timed out, exhausted', { skip }, () => {
     assert.ok(isDatabaseUnavailable(failure), `a lost session is "unavailable": ${String(failure)}`);
     assert.equal(toApiError(failure).status, 503);
     assert.equal(toApiError(failure).def.codeName, 'service_unavailable');
-    await trx.rollback().execute().catch(() => {});
+    await trx
+      .rollback()
+      .execute()
+      .catch(() => {});
     assert.ok(lost.length > before, 'the loss was reported (logged by the runtime)');
     const again = await sql<{ ok: number }>`select 1 as ok`.execute(database.db);
     assert.equal(again.rows[0].ok, 1, 'the pool carries on with a new session');
@@ -70,7 +73,10 @@ describe('PostgreSQL sessions: lost, timed out, exhausted', { skip }, () => {
       (e: unknown) => e,
     );
     assert.ok(failure && isDatabaseUnavailable(failure), String(failure));
-    await trx.rollback().execute().catch(() => {});
+    await trx
+      .rollback()
+      .execute()
+      .catch(() => {});
     assert.equal((await sql<{ ok: number }>`select 1 as ok`.execute(database.db)).rows[0].ok, 1);
   });
 
@@ -116,7 +122,8 @@ describe('PostgreSQL sessions: lost, timed out, exhausted', { skip }, () => {
 
 describe('which errors mean "the database is away"', () => {
   test('SQLSTATEs and driver messages of a lost or overloaded database; a bug is not one of them', () => {
-    for (const code of ['57P01', '57P02', '57P03', '08006', '08003', '53300', '57014', '55P03', '40P01']) assert.ok(isDatabaseUnavailable({ code, message: 'x' }), code);
+    for (const code of ['57P01', '57P02', '57P03', '08006', '08003', '53300', '57014', '55P03', '40P01'])
+      assert.ok(isDatabaseUnavailable({ code, message: 'x' }), code);
     assert.ok(isDatabaseUnavailable(new Error('Connection terminated unexpectedly')));
     assert.ok(isDatabaseUnavailable(new Error('timeout exceeded when trying to connect')));
     assert.ok(isDatabaseUnavailable(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })));

@@ -38,9 +38,19 @@ export const Errors = {
   payment_already_paid: def(15003, 'payment_already_paid', 422, 'The payment is already paid.'),
   payment_cancelled: def(15004, 'payment_cancelled', 422, 'The payment is already cancelled.'),
   payment_charge_in_progress: def(15004, 'payment_charge_in_progress', 422, 'A payment attempt is in progress; retry after it ends.'),
-  banklink_payment_duplicate: def(15005, 'banklink_payment_duplicate', 429, 'A banklink charge for the same customer, bank and amount was created less than 2 minutes ago.'),
+  banklink_payment_duplicate: def(
+    15005,
+    'banklink_payment_duplicate',
+    429,
+    'A banklink charge for the same customer, bank and amount was created less than 2 minutes ago.',
+  ),
   cant_update_payment: def(15007, 'cant_update_payment', 422, 'The payment state no longer allows updates.'),
-  charge_persistence_lost: def(90005, 'charge_persistence_lost', 503, 'The charge was processed but saving it was not confirmed; search by external_id before retrying with a new idempotency value.'),
+  charge_persistence_lost: def(
+    90005,
+    'charge_persistence_lost',
+    503,
+    'The charge was processed but saving it was not confirmed; search by external_id before retrying with a new idempotency value.',
+  ),
   qr_generation_failed: def(90100, 'qr_generation_failed', 400, 'The instant-key registration or QR generation failed; no charge was created.'),
   environment_key_mismatch: def(null, 'environment_key_mismatch', 404, 'The record belongs to the other environment than the key used.'),
 
@@ -48,7 +58,12 @@ export const Errors = {
   customer_not_invoiceable: def('customer_not_invoiceable', 'customer_not_invoiceable', 422, 'The customer lacks data required to invoice.'),
   invalid_invoice_line: def('invalid_invoice_line', 'invalid_invoice_line', 422, 'An invoice line cannot be resolved.'),
   credit_note_not_issuable: def('credit_note_not_issuable', 'credit_note_not_issuable', 422, 'The credit note cannot be issued.'),
-  resolution_not_activatable: def('resolution_not_activatable', 'resolution_not_activatable', 422, 'The resolution is expired or has no folios left.'),
+  resolution_not_activatable: def(
+    'resolution_not_activatable',
+    'resolution_not_activatable',
+    422,
+    'The resolution is expired or has no folios left.',
+  ),
   invoice_not_stampable: def('invoice_not_stampable', 'invoice_not_stampable', 422, 'The invoice cannot be stamped.'),
 
   // SPEC.md "Errors without a code"
@@ -66,9 +81,19 @@ export const Errors = {
   idempotency_key_reused: def(10003, 'idempotency_error', 409, 'This x-idempotency value was already used with a different request.'),
   idempotency_key_invalid: def(10003, 'idempotency_error', 409, 'The x-idempotency value must be 1 to 255 printable ASCII characters.'),
   service_unavailable: def(10009, 'service_unavailable', 503, 'The service is shutting down or the database is unreachable; retry shortly.'),
-  insufficient_balance: def(10010, 'insufficient_balance', 422, 'The available balance is not enough for this operation (a refund, a reversal, a cash-out).'),
+  insufficient_balance: def(
+    10010,
+    'insufficient_balance',
+    422,
+    'The available balance is not enough for this operation (a refund, a reversal, a cash-out).',
+  ),
   body_too_deep: def(10011, 'body_too_deep', 400, 'The request body nests objects and arrays more than 64 levels deep.'),
-  rail_not_configured: def(10900, 'rail_not_configured', 422, 'No payment connector serves this rail for live keys; nothing was created (docs/rails.md).'),
+  rail_not_configured: def(
+    10900,
+    'rail_not_configured',
+    422,
+    'No payment connector serves this rail for live keys; nothing was created (docs/rails.md).',
+  ),
   internal_error: def(10500, 'internal_error', 500, 'An unexpected error occurred; it has been logged with the request id.'),
 } as const satisfies Record<string, ErrorDef>;
 

@@ -103,6 +103,19 @@ function trustProxyOption(value: boolean | number | string[]): boolean | string[
   return typeof value === 'number' ? (_address, hop) => hop < value : value;
 }
 
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+// In unicode mode a surrogate only matches when it is unpaired.
+const LONE_SURROGATE = /\p{Cs}/u;
+const isWellFormed = (s: string): boolean => !LONE_SURROGATE.test(s);
+
+/** True when every string (keys included) of a parsed body is well-formed UTF-16. */
+function wellFormed(value: unknown): boolean {
+  if (typeof value === 'string') return isWellFormed(value);
+  if (Array.isArray(value)) return value.every(wellFormed);
+  if (value && typeof value === 'object') return Object.entries(value).every(([k, v]) => isWellFormed(k) && wellFormed(v));
+  return true;
+}
+
 export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promise<{ app: FastifyInstance; routes: RouteInfo[]; keys: KeyResolver }> {
   const app = Fastify({
     loggerInstance: deps.logger,
@@ -122,6 +135,14 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
     // The client address of the payer pages' rate limit (X-Forwarded-For only from TRUST_PROXY).
     trustProxy: trustProxyOption(deps.config.trustProxy),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    // The router's own refusals (a path segment that is not valid percent-encoded UTF-8, a path
+    // parameter over 500 characters) answer in the registry's envelope like every other error.
+    frameworkErrors: (error, req, reply) => {
+      reply.header('x-request-id', req.id);
+      const problem =
+        error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'has a path parameter longer than 500 characters' : 'is not a valid URL (bad percent-encoding)';
+      return errorHandler(new ApiError('validation_error', { errors: { url: [problem] } }), req, reply);
+    },
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
@@ -142,11 +163,21 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
     // Before JSON.parse and without recursion: a body nested thousands of levels deep would
     // overflow the stack of everything that walks it afterwards (fingerprint, validation).
     if (jsonTooDeep(text, MAX_BODY_DEPTH)) return done(new ApiError('body_too_deep'), undefined);
+    let parsed: unknown;
     try {
-      done(null, JSON.parse(text));
+      parsed = JSON.parse(text);
     } catch {
-      done(new ApiError('malformed_json'), undefined);
+      return done(new ApiError('malformed_json'), undefined);
     }
+    // A "\ud800" escape parses into a lone surrogate, which no UTF-8 column (nor jsonb) can hold.
+    // Only bodies that have a surrogate escape at all are walked.
+    if (SURROGATE_ESCAPE.test(text) && !wellFormed(parsed)) {
+      return done(
+        new ApiError('validation_error', { errors: { body: ['must not contain unpaired UTF-16 surrogates (\\ud800-\\udfff)'] } }),
+        undefined,
+      );
+    }
+    done(null, parsed);
   });
 
   const keys = new KeyResolver(deps.database.db);
@@ -200,7 +231,11 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
     done(null, payload);
   });
   const httpRequests = deps.metrics.counter('recaudo_http_requests_total', 'HTTP requests by route and status class');
-  const httpLatency = deps.metrics.histogram('recaudo_http_request_seconds', 'HTTP request latency', [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]);
+  const httpLatency = deps.metrics.histogram(
+    'recaudo_http_request_seconds',
+    'HTTP request latency',
+    [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+  );
   const logRequests = deps.logger.isLevelEnabled('info');
   const labelSets = new Map<string, { request: Record<string, string>; route: Record<string, string> }>();
   app.addHook('onResponse', (req, reply, done) => {

@@ -15,7 +15,8 @@ function fromValidation(error: FastifyError): ApiError {
     const path = (v.instancePath ?? '').split('/').filter(Boolean).join('.');
     const key = path || (error.validationContext === 'body' ? 'body' : String(error.validationContext ?? 'request'));
     const message = issueMessage(v.message ?? 'is invalid');
-    (errors[key] ??= []).includes(message) || errors[key].push(message);
+    const list = (errors[key] ??= []);
+    if (!list.includes(message)) list.push(message);
   }
   return new ApiError('validation_error', { errors });
 }

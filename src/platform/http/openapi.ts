@@ -7,7 +7,12 @@ export const errorEnvelope = z.object({
   code_name: z.string().optional(),
   errors: z.record(z.string(), z.array(z.string())).optional(),
   /** rail_not_configured (10900): the rail a live key has no connector for. */
-  rail: z.string().optional().describe('rail_not_configured (10900): the rail without a connector (card, account_debit, banklink, rtkey, walleta, walletb, payout, enrollment, key_directory)'),
+  rail: z
+    .string()
+    .optional()
+    .describe(
+      'rail_not_configured (10900): the rail without a connector (card, account_debit, banklink, rtkey, walleta, walletb, payout, enrollment, key_directory)',
+    ),
 });
 
 const DESCRIPTIONS: Record<number, string> = {

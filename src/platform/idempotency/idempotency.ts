@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { DB } from '../db/schema.ts';
 import type { AppDeps } from '../context.ts';
 import { ApiError } from '../errors/api-error.ts';
+import { inTenant } from '../scope.ts';
 
 /** SPEC.md: a successful response is replayed for one minute; after that the key runs again. */
 export const IDEMPOTENCY_WINDOW_MS = 60_000;
@@ -165,7 +166,15 @@ export async function claimIdempotencyKey(
         // recorded nothing and whose request is gone (hold over). A claim with a resource never runs again.
         const claimed = await trx
           .insertInto('idempotency_keys')
-          .values({ company_id: scope.companyId, environment: scope.environment, key, fingerprint: print, status_code: null, response_body: null, completed_at: null })
+          .values({
+            company_id: scope.companyId,
+            environment: scope.environment,
+            key,
+            fingerprint: print,
+            status_code: null,
+            response_body: null,
+            completed_at: null,
+          })
           .onConflict((oc) =>
             oc
               .columns(['company_id', 'environment', 'key'])
@@ -189,13 +198,16 @@ export async function claimIdempotencyKey(
       existing = await trx
         .selectFrom('idempotency_keys')
         .select(['fingerprint', 'status_code', 'response_body', 'completed_at', 'resource_id', 'held_until'])
-        .where('company_id', '=', scope.companyId)
-        .where('environment', '=', scope.environment)
+        .$call(inTenant(scope))
         .where('key', '=', key)
         .executeTakeFirst();
       await trx.rollback().execute();
     } catch (error) {
-      if (!trx.isCommitted && !trx.isRolledBack) await trx.rollback().execute().catch(() => {});
+      if (!trx.isCommitted && !trx.isRolledBack)
+        await trx
+          .rollback()
+          .execute()
+          .catch(() => {});
       throw error;
     }
     if (existing && existing.status_code !== null) {
@@ -234,8 +246,7 @@ export async function claimIdempotencyKey(
 function updateOpenClaim(db: Kysely<DB>, scope: { companyId: string; environment: 'test' | 'live' }, key: string, claimedAt: Date) {
   return db
     .updateTable('idempotency_keys')
-    .where('company_id', '=', scope.companyId)
-    .where('environment', '=', scope.environment)
+    .$call(inTenant(scope))
     .where('key', '=', key)
     .where('status_code', 'is', null)
     .where('completed_at', '=', claimedAt);
@@ -279,8 +290,7 @@ export async function detachIdempotency(
     await state.trx
       .updateTable('idempotency_keys')
       .set({ completed_at: claimedAt, held_until: new Date(claimedAt.getTime() + deps.config.idempotencyHoldMs), resource_id: resourceId })
-      .where('company_id', '=', scope.companyId)
-      .where('environment', '=', scope.environment)
+      .$call(inTenant(scope))
       .where('key', '=', state.key)
       .execute();
     await state.trx.commit().execute();
@@ -288,7 +298,11 @@ export async function detachIdempotency(
     // Nothing of the request is known to be recorded: the client retries with the same key, which
     // finds the claim and its resource if the commit went through after all.
     state.settled = true;
-    if (!state.trx.isCommitted && !state.trx.isRolledBack) await state.trx.rollback().execute().catch(() => {});
+    if (!state.trx.isCommitted && !state.trx.isRolledBack)
+      await state.trx
+        .rollback()
+        .execute()
+        .catch(() => {});
     throw new ApiError('service_unavailable');
   }
   state.detachedAt = claimedAt;
@@ -329,8 +343,7 @@ export async function settleIdempotency(
     await state.trx
       .updateTable('idempotency_keys')
       .set({ status_code: statusCode, response_body: body, completed_at: completedAt })
-      .where('company_id', '=', scope.companyId)
-      .where('environment', '=', scope.environment)
+      .$call(inTenant(scope))
       .where('key', '=', state.key)
       .execute();
     await state.trx.commit().execute();
@@ -338,7 +351,11 @@ export async function settleIdempotency(
     // The transaction must not stay open holding the key's row lock: roll back (which releases the
     // session even when it fails). Whether a failed COMMIT applied is unknown: a retry with the same
     // key finds out (it replays the stored response, or runs).
-    if (!state.trx.isCommitted && !state.trx.isRolledBack) await state.trx.rollback().execute().catch(() => {});
+    if (!state.trx.isCommitted && !state.trx.isRolledBack)
+      await state.trx
+        .rollback()
+        .execute()
+        .catch(() => {});
     throw error;
   } finally {
     state.settled = true;
@@ -352,7 +369,13 @@ export async function settleIdempotency(
  * happen) deletes the claim, so the key may be retried. A server error keeps a claim that recorded
  * a resource and ends its hold: a retry answers that resource at once instead of running again.
  */
-async function settleDetached(deps: AppDeps, state: IdempotencyState, scope: { companyId: string; environment: 'test' | 'live' }, statusCode: number, payload: unknown): Promise<void> {
+async function settleDetached(
+  deps: AppDeps,
+  state: IdempotencyState,
+  scope: { companyId: string; environment: 'test' | 'live' },
+  statusCode: number,
+  payload: unknown,
+): Promise<void> {
   const claim = updateOpenClaim(deps.database.db, scope, state.key, state.detachedAt!);
   if (statusCode >= 500 && state.resourceId) {
     await claim.set({ held_until: deps.clock.now() }).execute();
@@ -374,8 +397,7 @@ async function settleDetached(deps: AppDeps, state: IdempotencyState, scope: { c
 async function releaseDetached(deps: AppDeps, state: IdempotencyState, scope: { companyId: string; environment: 'test' | 'live' }): Promise<void> {
   await deps.database.db
     .deleteFrom('idempotency_keys')
-    .where('company_id', '=', scope.companyId)
-    .where('environment', '=', scope.environment)
+    .$call(inTenant(scope))
     .where('key', '=', state.key)
     .where('status_code', 'is', null)
     .where('completed_at', '=', state.detachedAt!)
@@ -390,5 +412,8 @@ async function releaseDetached(deps: AppDeps, state: IdempotencyState, scope: { 
 export async function abandonIdempotency(state: IdempotencyState): Promise<void> {
   if (state.settled || state.detachedAt) return;
   state.settled = true;
-  await state.trx.rollback().execute().catch(() => {});
+  await state.trx
+    .rollback()
+    .execute()
+    .catch(() => {});
 }

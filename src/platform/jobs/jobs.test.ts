@@ -45,7 +45,8 @@ describe('jobs', () => {
   });
 
   const db = () => jobsDb(h.runtime.deps.database.db);
-  const queue = (opts: { leaseMs: number; concurrency?: number }, logger = silent) => new JobQueue(h.runtime.deps.database, h.clock, logger, { pollMs: 60_000, ...opts });
+  const queue = (opts: { leaseMs: number; concurrency?: number }, logger = silent) =>
+    new JobQueue(h.runtime.deps.database, h.clock, logger, { pollMs: 60_000, ...opts });
 
   test('two workers and slow jobs: each job runs exactly once (leased one at a time, lease renewed while it runs)', async () => {
     const kind = `test.slow.${randomUUID()}`;
@@ -101,7 +102,11 @@ describe('jobs', () => {
     const aRun = a.tick();
     await aStarted.promise;
     // A stalls past its lease (a long pause, a partition): B takes the job over.
-    await db().updateTable('jobs').set({ locked_until: new Date(h.clock.now().getTime() - 1) }).where('id', '=', id).execute();
+    await db()
+      .updateTable('jobs')
+      .set({ locked_until: new Date(h.clock.now().getTime() - 1) })
+      .where('id', '=', id)
+      .execute();
     const bRun = b.tick();
     await bStarted.promise;
     const held = await db().selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
@@ -232,19 +237,28 @@ describe('worker loops', () => {
     const { logger, lines } = captureLogger();
     let calls = 0;
     const done = deferred();
-    const poller = new Poller('flaky', async () => {
-      calls++;
-      if (calls <= 4) throw new Error(`database unreachable ${calls}`);
-      done.resolve();
-      return 0;
-    }, logger, 60_000, { minBackoffMs: 20, maxBackoffMs: 50 });
+    const poller = new Poller(
+      'flaky',
+      async () => {
+        calls++;
+        if (calls <= 4) throw new Error(`database unreachable ${calls}`);
+        done.resolve();
+        return 0;
+      },
+      logger,
+      60_000,
+      { minBackoffMs: 20, maxBackoffMs: 50 },
+    );
     const hold = setInterval(() => {}, 1_000); // the loop's timers do not keep a process alive by design
     poller.start();
     await done.promise;
     await poller.stop();
     clearInterval(hold);
     const failures = lines.filter((l) => l.msg === 'worker poll failed; retrying');
-    assert.deepEqual(failures.map((l) => l.retry_in_ms), [20, 40, 50, 50]);
+    assert.deepEqual(
+      failures.map((l) => l.retry_in_ms),
+      [20, 40, 50, 50],
+    );
     assert.equal(failures[0].err.message, 'database unreachable 1');
     assert.ok(lines.some((l) => l.msg === 'worker poll recovered' && l.failures === 4));
     assert.equal(poller.failingSince, null);
@@ -265,7 +279,10 @@ describe('worker loops', () => {
     await database.close();
     assert.equal(fatal.length, 1);
     assert.ok(lines.some((l) => l.msg === 'worker poll failed; retrying'));
-    assert.ok(lines.some((l) => l.msg.startsWith('LISTEN connect')), 'the LISTEN session keeps trying too');
+    assert.ok(
+      lines.some((l) => l.msg.startsWith('LISTEN connect')),
+      'the LISTEN session keeps trying too',
+    );
     assert.ok(fatal[0].down_ms >= 300 && Date.now() - started >= 300);
     assert.ok(fatal[0].error);
   });

@@ -74,7 +74,9 @@ const COLUMNS = ['id', 'kind', 'attempts', 'max_attempts', 'run_at', 'locked_unt
 export async function listJobs(db: Executor, input: ListJobsInput, now: Date): Promise<{ jobs: JobView[] }> {
   const limit = input.limit ?? 100;
   if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new JobOperatorError('--limit must be between 1 and 10000');
-  let q = jobsDb(db).selectFrom('jobs').select([...COLUMNS]);
+  let q = jobsDb(db)
+    .selectFrom('jobs')
+    .select([...COLUMNS]);
   if (input.dead) q = q.where('dead_at', 'is not', null).orderBy('dead_at').orderBy('id');
   else q = q.orderBy('run_at').orderBy('id');
   if (input.kind) q = q.where('kind', '=', input.kind);
@@ -92,7 +94,12 @@ export async function retryJob(db: Kysely<DB>, input: { id: string }, now: Date)
   return jobsDb(db)
     .transaction()
     .execute(async (trx) => {
-      const current = await trx.selectFrom('jobs').select([...COLUMNS]).where('id', '=', input.id).forUpdate().executeTakeFirst();
+      const current = await trx
+        .selectFrom('jobs')
+        .select([...COLUMNS])
+        .where('id', '=', input.id)
+        .forUpdate()
+        .executeTakeFirst();
       if (!current) throw new JobOperatorError(`no job ${input.id}`);
       if (!current.dead_at) throw new JobOperatorError(`job ${input.id} is not dead (${view(current, now).state}); only dead jobs are retried`);
       const updated = await trx

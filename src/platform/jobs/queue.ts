@@ -232,29 +232,32 @@ export class JobQueue {
   /** Renews the lease every third of leaseMs while the job runs; aborts `signal` if it was lost. */
   private heartbeat(job: Claimed, abort: AbortController): () => void {
     let busy = false;
-    const timer = setInterval(() => {
-      if (busy || abort.signal.aborted) return;
-      busy = true;
-      const until = new Date(this.clock.now().getTime() + this.leaseMs);
-      jobsDb(this.database.db)
-        .updateTable('jobs')
-        .set({ locked_until: until })
-        .where('id', '=', job.id)
-        .where('lease_token', '=', job.token)
-        .executeTakeFirst()
-        .then(
-          (r) => {
-            if (Number(r.numUpdatedRows) === 0 && !abort.signal.aborted) {
-              this.logger.warn({ job: job.id, kind: job.kind }, 'job lease lost while running; another worker may run it');
-              abort.abort(new Error('job lease lost'));
-            }
-          },
-          (error) => this.logger.warn({ job: job.id, kind: job.kind, err: (error as Error)?.message }, 'job lease renewal failed; retrying'),
-        )
-        .finally(() => {
-          busy = false;
-        });
-    }, Math.max(10, Math.floor(this.leaseMs / 3)));
+    const timer = setInterval(
+      () => {
+        if (busy || abort.signal.aborted) return;
+        busy = true;
+        const until = new Date(this.clock.now().getTime() + this.leaseMs);
+        jobsDb(this.database.db)
+          .updateTable('jobs')
+          .set({ locked_until: until })
+          .where('id', '=', job.id)
+          .where('lease_token', '=', job.token)
+          .executeTakeFirst()
+          .then(
+            (r) => {
+              if (Number(r.numUpdatedRows) === 0 && !abort.signal.aborted) {
+                this.logger.warn({ job: job.id, kind: job.kind }, 'job lease lost while running; another worker may run it');
+                abort.abort(new Error('job lease lost'));
+              }
+            },
+            (error) => this.logger.warn({ job: job.id, kind: job.kind, err: (error as Error)?.message }, 'job lease renewal failed; retrying'),
+          )
+          .finally(() => {
+            busy = false;
+          });
+      },
+      Math.max(10, Math.floor(this.leaseMs / 3)),
+    );
     timer.unref();
     return () => clearInterval(timer);
   }
@@ -277,7 +280,8 @@ export class JobQueue {
     if (ok) {
       // Only while this claim still holds the job: otherwise it belongs to another runner now.
       const r = await db.deleteFrom('jobs').where('id', '=', job.id).where('lease_token', '=', job.token).executeTakeFirst();
-      if (Number(r.numDeletedRows) === 0) this.logger.debug({ job: job.id, kind: job.kind }, 'job finished without its lease (taken over or deleted)');
+      if (Number(r.numDeletedRows) === 0)
+        this.logger.debug({ job: job.id, kind: job.kind }, 'job finished without its lease (taken over or deleted)');
       this.wake(); // the job may have emitted events to deliver
       return;
     }
@@ -286,10 +290,18 @@ export class JobQueue {
     const now = this.clock.now();
     const set = dead
       ? { last_error: message, locked_until: DEAD_LOCK, lease_token: null, dead_at: now }
-      : { last_error: message, locked_until: null, lease_token: null, run_at: new Date(now.getTime() + Math.min(2 ** job.attempts * 1000, 3_600_000)) };
+      : {
+          last_error: message,
+          locked_until: null,
+          lease_token: null,
+          run_at: new Date(now.getTime() + Math.min(2 ** job.attempts * 1000, 3_600_000)),
+        };
     const r = await db.updateTable('jobs').set(set).where('id', '=', job.id).where('lease_token', '=', job.token).executeTakeFirst();
     if (Number(r.numUpdatedRows) === 0) {
-      this.logger.warn({ job: job.id, kind: job.kind, attempts: job.attempts, err: message }, 'job failed after losing its lease; the new holder decides');
+      this.logger.warn(
+        { job: job.id, kind: job.kind, attempts: job.attempts, err: message },
+        'job failed after losing its lease; the new holder decides',
+      );
     } else if (dead) {
       this.logger.error(
         { job: job.id, kind: job.kind, attempts: job.attempts, err: message },

@@ -168,12 +168,19 @@ describe('worker under lost connections', { skip }, () => {
 
       // A dead job, retried by the operator CLI: the retry notifies the running worker.
       const dead = await queue.enqueue(producer.db, 'charges.reconcile', NOOP_RECONCILE, new Date(Date.now() + 3_600_000));
-      await jobsDb(producer.db).updateTable('jobs').set({ dead_at: new Date(), locked_until: new Date('9999-01-01T00:00:00Z'), attempts: 10, last_error: 'gave up' }).where('id', '=', dead).execute();
+      await jobsDb(producer.db)
+        .updateTable('jobs')
+        .set({ dead_at: new Date(), locked_until: new Date('9999-01-01T00:00:00Z'), attempts: 10, last_error: 'gave up' })
+        .where('id', '=', dead)
+        .execute();
       const cliEnv = { ...process.env, DATABASE_URL: own.url, LOG_LEVEL: 'warn' };
       const list = await runCli(cliEnv, 'jobs', 'list', '--dead', '--json');
       assert.equal(list.code, 0, list.stderr);
       const listed = JSON.parse(list.stdout).jobs;
-      assert.deepEqual(listed.map((j: any) => [j.id, j.state, j.last_error]), [[dead, 'dead', 'gave up']]);
+      assert.deepEqual(
+        listed.map((j: any) => [j.id, j.state, j.last_error]),
+        [[dead, 'dead', 'gave up']],
+      );
       const retry = await runCli(cliEnv, 'jobs', 'retry', dead, '--json');
       assert.equal(retry.code, 0, retry.stderr);
       assert.equal(JSON.parse(retry.stdout).job.state, 'due');
@@ -198,13 +205,19 @@ describe('worker that cannot go on', { skip }, () => {
       await eventually(async () => w.lines.some((l) => l.msg === 'recaudo started'), 60_000);
       await admin((c) => c.query(`ALTER DATABASE ${own.name} ALLOW_CONNECTIONS false`));
       await terminateAll(own.name);
-      const [code] = await Promise.race([w.exited, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the worker did not exit')), 30_000))]);
+      const [code] = await Promise.race([
+        w.exited,
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the worker did not exit')), 30_000)),
+      ]);
       assert.equal(code, 1);
       const fatal = w.lines.find((l) => l.level === 60);
       assert.ok(fatal, 'a fatal line was logged');
       assert.match(fatal.msg, /cannot reach the database/);
       assert.ok(fatal.down_ms >= 1500);
-      assert.ok(w.lines.some((l) => l.msg === 'worker poll failed; retrying'), 'the failed polls were logged before');
+      assert.ok(
+        w.lines.some((l) => l.msg === 'worker poll failed; retrying'),
+        'the failed polls were logged before',
+      );
     } finally {
       await stopChild(w.child);
       await dropDatabase(own.name);

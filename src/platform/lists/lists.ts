@@ -72,10 +72,7 @@ const FILTER_KEY = /^filter\[([^\]]*)\](?:\[(gte|gt|lte|lt)\])?$/;
 export type RangeOp = 'gte' | 'gt' | 'lte' | 'lt';
 export const RANGE_SQL: Record<RangeOp, '>=' | '>' | '<=' | '<'> = { gte: '>=', gt: '>', lte: '<=', lt: '<' };
 
-export function parseListQuery<F extends string, S extends string>(
-  spec: ListSpec<F, S>,
-  query: Record<string, unknown>,
-): ListQuery<F, S> {
+export function parseListQuery<F extends string, S extends string>(spec: ListSpec<F, S>, query: Record<string, unknown>): ListQuery<F, S> {
   const filters: Partial<Record<F, string>> = {};
   const ranges: Partial<Record<F, Partial<Record<RangeOp, string>>>> = {};
   const unknown: Record<string, string[]> = {};
@@ -190,7 +187,11 @@ export function listEnvelopeSchema<T extends z.ZodType>(item: T) {
 
 /** A timestamp filter value (`2026-11-21` or a full ISO 8601 timestamp); invalid → 422. */
 export function parseTimestampFilter(key: string, value: string): Date {
-  const date = /^\d{4}-\d{2}-\d{2}$/.test(value) ? new Date(`${value}T00:00:00Z`) : /^\d{4}-\d{2}-\d{2}T/.test(value) ? new Date(value) : new Date(NaN);
+  const date = /^\d{4}-\d{2}-\d{2}$/.test(value)
+    ? new Date(`${value}T00:00:00Z`)
+    : /^\d{4}-\d{2}-\d{2}T/.test(value)
+      ? new Date(value)
+      : new Date(NaN);
   if (Number.isNaN(date.getTime())) throw validationError({ [key]: ['must be an ISO 8601 date or timestamp'] });
   return date;
 }

@@ -1,11 +1,10 @@
 import { sql, type Transaction } from 'kysely';
 import type { Executor } from '../db/database.ts';
 import type { DB, Environment } from '../db/schema.ts';
+import type { Tenant } from '../scope.ts';
 import { prefixedId } from '../ids.ts';
 
-export interface EventScope {
-  companyId: string;
-  environment: Environment;
+export interface EventScope extends Tenant {
   db: Executor;
   /** A request context wakes this process's workers once its transaction commits. */
   notifyWorkers?: () => void;

@@ -194,7 +194,10 @@ describe('sandbox e-mail adapter', () => {
     const [m] = rail.sent;
     assert.equal(m.messageId, result.messageId);
     assert.deepEqual(m.from, { name: 'Tienda Ñandú', address: 'no-reply@recaudo.local' });
-    assert.deepEqual(m.to, [{ name: 'Ana Peña', address: 'ana@example.co' }, { name: '', address: 'luis@example.co' }]);
+    assert.deepEqual(m.to, [
+      { name: 'Ana Peña', address: 'ana@example.co' },
+      { name: '', address: 'luis@example.co' },
+    ]);
     assert.equal(m.subject, spanish.subject);
     assert.equal(m.text, spanish.text);
     assert.equal(m.html, spanish.html);
@@ -209,7 +212,10 @@ describe('sandbox e-mail adapter', () => {
   test('keeps only the most recent messages', async () => {
     const rail = new SandboxEmail({ from: FROM, logger, keep: 2 });
     for (const subject of ['uno', 'dos', 'tres']) await rail.send({ to: 'ana@example.co', subject, text: 'x' });
-    assert.deepEqual(rail.sent.map((m) => m.subject), ['dos', 'tres']);
+    assert.deepEqual(
+      rail.sent.map((m) => m.subject),
+      ['dos', 'tres'],
+    );
   });
 
   test('refuses a sender that is not an address', () => {

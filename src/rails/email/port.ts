@@ -86,5 +86,8 @@ export function normalizeEmail(message: EmailMessage): { to: { name: string; add
 }
 
 export function oneLine(value: string): string {
-  return value.replace(/[\r\n\t\u0000-\u001f\u007f]+/g, ' ').replace(/\s{2,}/g, ' ').trim();
+  return value
+    .replace(/[\r\n\t\u0000-\u001f\u007f]+/g, ' ')
+    .replace(/\s{2,}/g, ' ')
+    .trim();
 }

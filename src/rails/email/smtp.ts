@@ -51,7 +51,10 @@ export class SmtpEmail implements EmailPort {
     this.inFlight.add(sending);
     try {
       const info = await sending;
-      this.opts.logger.debug({ messageId: info.messageId, reference: message.reference, response: info.response }, 'e-mail accepted by the SMTP server');
+      this.opts.logger.debug(
+        { messageId: info.messageId, reference: message.reference, response: info.response },
+        'e-mail accepted by the SMTP server',
+      );
       return { messageId: info.messageId };
     } catch (error) {
       const mapped = smtpError(error);

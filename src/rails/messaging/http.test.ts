@@ -25,7 +25,12 @@ function provider() {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const r: Received = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) };
+      const r: Received = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: JSON.parse(Buffer.concat(chunks).toString('utf8')),
+      };
       received.push(r);
       respond(r, res);
     });
@@ -64,14 +69,17 @@ describe('http messaging adapter', () => {
     assert.equal(r.headers['idempotency-key'], 'pmsg_abc');
     assert.match(r.headers['content-type'] ?? '', /^application\/json/);
     assert.match(r.body.id, /^msg_[0-9a-z]{26}$/);
-    assert.deepEqual({ ...r.body, id: undefined }, {
-      id: undefined,
-      to: '+573001234567',
-      text: message.text,
-      template: 'payment_link',
-      variables: { empresa: 'Tienda Ñandú' },
-      reference: 'pmsg_abc',
-    });
+    assert.deepEqual(
+      { ...r.body, id: undefined },
+      {
+        id: undefined,
+        to: '+573001234567',
+        text: message.text,
+        template: 'payment_link',
+        variables: { empresa: 'Tienda Ñandú' },
+        reference: 'pmsg_abc',
+      },
+    );
   });
 
   test('without a token no authorization header is sent; without an id in the answer our id is the provider id', async () => {
@@ -155,17 +163,32 @@ describe('http messaging adapter', () => {
     test('an authenticated report reaches the listeners', async () => {
       const res = await r.receiveStatus({
         headers: auth,
-        body: { provider_message_id: 'prov-42', status: 'replied', reference: 'pmsg_abc', to: '+573001234567', at: '2025-05-15T10:00:00-05:00', reply_text: 'Ya pagué, gracias' },
+        body: {
+          provider_message_id: 'prov-42',
+          status: 'replied',
+          reference: 'pmsg_abc',
+          to: '+573001234567',
+          at: '2025-05-15T10:00:00-05:00',
+          reply_text: 'Ya pagué, gracias',
+        },
       });
       assert.deepEqual(res, { statusCode: 200, body: { ok: true } });
       assert.equal(calls.length, 1);
       assert.equal(calls[0].id, 'prov-42');
       assert.equal(calls[0].status, 'replied');
-      assert.deepEqual(calls[0].detail, { reference: 'pmsg_abc', to: '+573001234567', at: new Date('2025-05-15T15:00:00Z'), replyText: 'Ya pagué, gracias' });
+      assert.deepEqual(calls[0].detail, {
+        reference: 'pmsg_abc',
+        to: '+573001234567',
+        at: new Date('2025-05-15T15:00:00Z'),
+        replyText: 'Ya pagué, gracias',
+      });
     });
 
     test('a failed report carries its reason; a missing time is now', async () => {
-      const res = await r.receiveStatus({ headers: auth, body: { provider_message_id: 'prov-43', status: 'failed', reason: 'number_not_on_network' } });
+      const res = await r.receiveStatus({
+        headers: auth,
+        body: { provider_message_id: 'prov-43', status: 'failed', reason: 'number_not_on_network' },
+      });
       assert.equal(res.statusCode, 200);
       const last = calls.at(-1)!;
       assert.equal(last.detail.reason, 'number_not_on_network');
@@ -185,7 +208,14 @@ describe('http messaging adapter', () => {
     });
 
     test('refuses a malformed report with 400', async () => {
-      for (const body of [null, 'x', {}, { provider_message_id: 'p', status: 'read' }, { provider_message_id: '', status: 'delivered' }, { provider_message_id: 'p', status: 'delivered', at: 'yesterday' }]) {
+      for (const body of [
+        null,
+        'x',
+        {},
+        { provider_message_id: 'p', status: 'read' },
+        { provider_message_id: '', status: 'delivered' },
+        { provider_message_id: 'p', status: 'delivered', at: 'yesterday' },
+      ]) {
         const res = await r.receiveStatus({ headers: auth, body });
         assert.equal(res.statusCode, 400, JSON.stringify(body));
         assert.ok('error' in res.body);

@@ -61,7 +61,10 @@ describe('sandbox messaging', () => {
     assert.equal(calls[0].detail.reason, undefined);
     assert.equal(calls[0].detail.replyText, undefined);
     for (const c of calls) assert.ok(c.detail.at instanceof Date);
-    assert.deepEqual(rail.reports.map((r) => r.status), ['delivered', 'failed', 'replied']);
+    assert.deepEqual(
+      rail.reports.map((r) => r.status),
+      ['delivered', 'failed', 'replied'],
+    );
   });
 
   test('reports asynchronously, never before send has returned, after the configured delay', async (t) => {
@@ -165,10 +168,13 @@ describe('sandbox messaging', () => {
     const { providerMessageId } = await rail.send({ to: '+573001111111', text: 'a', reference: 'r1' });
     await rail.idle();
     await rail.report(providerMessageId, 'replied', { replyText: '¿Puedo pagar mañana?' });
-    assert.deepEqual(calls.map((c) => [c.status, c.detail.replyText, c.detail.reference]), [
-      ['replied', SANDBOX_REPLY_TEXT, 'r1'],
-      ['replied', '¿Puedo pagar mañana?', 'r1'],
-    ]);
+    assert.deepEqual(
+      calls.map((c) => [c.status, c.detail.replyText, c.detail.reference]),
+      [
+        ['replied', SANDBOX_REPLY_TEXT, 'r1'],
+        ['replied', '¿Puedo pagar mañana?', 'r1'],
+      ],
+    );
   });
 
   test('close drops outcomes not yet due and refuses further sends', async () => {
@@ -191,9 +197,15 @@ describe('sandbox messaging', () => {
     const { calls, listener } = recorder();
     rail.onStatus(listener);
     for (const ref of ['r1', 'r2', 'r3']) await rail.send({ to: '+573001234567', text: 'a', reference: ref });
-    assert.deepEqual(rail.sent.map((m) => m.reference), ['r2', 'r3']);
+    assert.deepEqual(
+      rail.sent.map((m) => m.reference),
+      ['r2', 'r3'],
+    );
     await rail.idle();
-    assert.deepEqual(calls.map((c) => c.detail.reference), ['r1', 'r2', 'r3']);
+    assert.deepEqual(
+      calls.map((c) => c.detail.reference),
+      ['r1', 'r2', 'r3'],
+    );
     assert.equal(rail.reports.length, 2);
   });
 

@@ -85,7 +85,12 @@ export class SandboxMessaging implements MessagingPort {
     if (this.closed) throw new Error('the messaging rail is closed');
     validateOutbound(message);
     const providerMessageId = prefixedId('sbmsg');
-    const recorded: SandboxMessage = { ...message, variables: message.variables && { ...message.variables }, providerMessageId, sentAt: this.clock.now() };
+    const recorded: SandboxMessage = {
+      ...message,
+      variables: message.variables && { ...message.variables },
+      providerMessageId,
+      sentAt: this.clock.now(),
+    };
     this.sent.push(recorded);
     trim(this.sent, this.keep);
     const outcome = sandboxOutcome(message.to);
@@ -112,7 +117,12 @@ export class SandboxMessaging implements MessagingPort {
    * late failure). Resolves when the listeners have run (or given up after the retries).
    */
   report(providerMessageId: string, status: MessageStatus, extra: { reason?: string; replyText?: string } = {}): Promise<void> {
-    return this.deliver(providerMessageId, status, extra, this.sent.find((m) => m.providerMessageId === providerMessageId));
+    return this.deliver(
+      providerMessageId,
+      status,
+      extra,
+      this.sent.find((m) => m.providerMessageId === providerMessageId),
+    );
   }
 
   private async deliver(

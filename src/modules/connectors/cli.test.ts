@@ -1,0 +1,61 @@
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ENGINE } from '../../../test/harness.ts';
+
+/** `recaudo connectors set|show` on the database directly (no server owns it): the API's rules, secrets never printed. */
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'recaudo-connectors-cli-'));
+const env: NodeJS.ProcessEnv = {
+  ...process.env,
+  DATA_DIR: dataDir,
+  DATABASE_URL: ENGINE === 'postgres' ? process.env.TEST_DATABASE_URL : '',
+  LOG_LEVEL: 'warn',
+};
+
+function cli(...args: string[]) {
+  const res = spawnSync(process.execPath, ['bin/recaudo.mjs', ...args], { env, encoding: 'utf8', timeout: 120_000 });
+  return { code: res.status, stdout: res.stdout, stderr: res.stderr };
+}
+
+describe('recaudo connectors', () => {
+  after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+
+  test('set validates like the API, show answers a summary without secrets', () => {
+    const created = cli('companies', 'create', '--name', 'Conectada SAS', '--json');
+    assert.equal(created.code, 0, created.stderr);
+    const company = JSON.parse(created.stdout).company.id as string;
+
+    const bad = cli('connectors', 'set', '--company', company, '--env', 'live', '--public-key', 'pub_test_abcdefgh');
+    assert.equal(bad.code, 2, bad.stderr);
+    assert.match(bad.stderr, /public_key/);
+
+    const secrets = ['prv_prod_secret0042', 'prod_events_secret0042', 'prod_integrity_secret0042'];
+    const set = cli(
+      'connectors',
+      'set',
+      '--company',
+      company,
+      '--env',
+      'live',
+      '--public-key',
+      'pub_prod_public0042',
+      '--private-key',
+      secrets[0],
+      '--events-secret',
+      secrets[1],
+      '--integrity-secret',
+      secrets[2],
+      '--json',
+    );
+    assert.equal(set.code, 0, set.stderr);
+    const shown = cli('connectors', 'show', '--company', company, '--env', 'live', '--json');
+    assert.equal(shown.code, 0, shown.stderr);
+    const out = JSON.parse(shown.stdout);
+    assert.equal(out.connector.public_key, 'pub_prod_public0042');
+    assert.deepEqual(out.connector.private_key, { set: true, last4: '0042' });
+    for (const s of secrets) assert.ok(!shown.stdout.includes(s) && !set.stdout.includes(s), 'no secret printed');
+  });
+});

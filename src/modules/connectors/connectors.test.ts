@@ -1,0 +1,233 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHarness, expectError, expectValidation, send, type Company, type Harness } from '../../../test/harness.ts';
+import { FakeWompi } from '../../../test/fakes/wompi-server.ts';
+import { cardBody, createCustomer } from '../../../test/support/cards.ts';
+import { balance, chargeEvents, runChargeJobs } from '../../../test/support/charges.ts';
+import { eventChecksumValid, integritySignature } from '../../rails/connectors/wompi/contract.ts';
+
+/**
+ * The Wompi connector (docs/connectors.md) against the local fake of its public API: settings
+ * (write-only secrets, live only at production), cards saved at the provider, charges that are
+ * PENDING first and settle from the signed event or a poll, forged and duplicate events, a lost
+ * answer retried without a second provider transaction, refunds as voids, and the health view.
+ */
+
+const POLL_MS = 60_000;
+
+describe('wompi connector', () => {
+  let fake: FakeWompi;
+  let h: Harness;
+  let co: Company;
+
+  before(async () => {
+    fake = await new FakeWompi({
+      publicKey: 'pub_prod_fake0001',
+      privateKey: 'prv_prod_fake0001',
+      eventsSecret: 'prod_events_fake0001',
+      integritySecret: 'prod_integrity_fake0001',
+    }).start();
+    h = await createHarness({ WOMPI_PRODUCTION_URL: fake.url, CONNECTOR_POLL_AFTER_MS: String(POLL_MS), CONNECTOR_SETTINGS_TTL_MS: '0' });
+    fake.deliver = async (event) => (await send(h.app, { method: 'POST', url: '/v1/rails/wompi/events', body: event, idem: false })).status;
+    co = await h.company('Tienda Real SAS');
+  });
+  after(async () => {
+    await h.close();
+    await fake.close();
+  });
+
+  const settings = () => ({
+    public_key: fake.publicKey,
+    private_key: fake.privateKey,
+    events_secret: fake.eventsSecret,
+    integrity_secret: fake.integritySecret,
+  });
+
+  async function connect(target: Company = co) {
+    const res = await target.req({ method: 'PUT', url: '/v1/connectors/wompi', env: 'live', body: settings() });
+    assert.equal(res.status, 200, res.raw);
+    return res.body;
+  }
+
+  async function liveCard(target: Company = co, number = '4242424242424242') {
+    const customer = await createCustomer(target, 'live', 'Lucia');
+    const res = await target.req({ url: '/v1/cards', env: 'live', body: cardBody(customer, { card_number: number }) });
+    assert.equal(res.status, 200, res.raw);
+    return { customer, card: res.body.id as string };
+  }
+
+  async function charge(customer: string, card: string, idem?: string) {
+    const res = await co.req({
+      url: '/v1/charges',
+      env: 'live',
+      idem,
+      body: { amount: 150000.5, title: 'Pedido 77', customer_id: customer, card_id: card },
+    });
+    assert.equal(res.status, 200, res.raw);
+    return res.body;
+  }
+
+  const txOf = (chargeId: string) => [...fake.transactions.values()].find((t) => t.reference === chargeId)!;
+
+  test('settings: validated, secrets write-only, live only at production', async () => {
+    expectError(await co.req({ url: '/v1/connectors/wompi', env: 'live' }), 404, 'record_not_found');
+    expectValidation(await co.req({ method: 'PUT', url: '/v1/connectors/wompi', env: 'live', body: { public_key: fake.publicKey } }), 'private_key');
+    expectValidation(
+      await co.req({ method: 'PUT', url: '/v1/connectors/wompi', env: 'live', body: { ...settings(), provider_environment: 'sandbox' } }),
+      'provider_environment',
+    );
+    expectValidation(
+      await co.req({ method: 'PUT', url: '/v1/connectors/wompi', env: 'live', body: { ...settings(), public_key: 'pub_test_abcdefgh' } }),
+      'public_key',
+    );
+    const out = await connect();
+    assert.equal(out.provider_environment, 'production');
+    assert.deepEqual(out.private_key, { set: true, last4: '0001' });
+    assert.deepEqual(out.rails, ['card']);
+    assert.equal(out.events_url, 'http://recaudo.test/v1/rails/wompi/events');
+    const raw = JSON.stringify(await co.req({ url: '/v1/connectors/wompi', env: 'live' }));
+    for (const secret of [fake.privateKey, fake.eventsSecret, fake.integritySecret]) assert.ok(!raw.includes(secret), 'no secret is answered');
+    const row = await h.runtime.deps.database.db.selectFrom('connector_settings').selectAll().executeTakeFirstOrThrow();
+    assert.ok(!JSON.stringify(row).includes(fake.privateKey), 'secrets are sealed at rest');
+    // A test environment may point at the provider's sandbox, never with production keys.
+    expectValidation(await co.req({ method: 'PUT', url: '/v1/connectors/wompi', body: settings() }), 'public_key');
+    // A partial PUT keeps the secrets.
+    const again = await co.req({ method: 'PUT', url: '/v1/connectors/wompi', env: 'live', body: { rails: ['card'] } });
+    assert.equal(again.status, 200, again.raw);
+    assert.deepEqual(again.body.events_secret, { set: true, last4: '0001' });
+  });
+
+  test('a card is saved at the provider; a charge is PENDING, then paid by the signed event, exactly once', async () => {
+    await connect();
+    const { customer, card } = await liveCard();
+    assert.equal(fake.count('payment_source'), 1, 'saved as a payment source, with the acceptance token');
+    const created = await charge(customer, card);
+    assert.equal(created.status, 'processing', 'the provider answered PENDING');
+    const tx = txOf(created.id);
+    assert.equal(tx.amount_in_cents, 15000050, 'pesos × 100, exactly');
+    assert.equal(tx.status, 'PENDING');
+    // The event settles it; the same event again changes nothing.
+    await fake.finalize(tx.id);
+    assert.equal(await fake.postEvent(tx), 200);
+    const paid = await co.req({ url: `/v1/charges/${created.id}`, env: 'live' });
+    assert.equal(paid.body.status, 'paid');
+    const types = (await chargeEvents(h, co, created.id)).map((e) => e.type);
+    assert.equal(types.filter((t) => t === 'charge.paid').length, 1, types.join());
+    assert.equal((await balance(co, 'COP', 'live')).available, 150000.5);
+    // A poll later finds it final and changes nothing either.
+    h.clock.advance(POLL_MS + 1);
+    await runChargeJobs(h, [created.id]);
+    assert.equal((await chargeEvents(h, co, created.id)).filter((e) => e.type === 'charge.paid').length, 1);
+  });
+
+  test('a declined card fails with the provider reason; a forged event is refused and changes nothing', async () => {
+    const { customer, card } = await liveCard(co, '4111111111111111');
+    const created = await charge(customer, card);
+    const tx = txOf(created.id);
+    await fake.finalize(tx.id, { event: false });
+    // Forged: the amount changed after signing; and one signed with another secret.
+    const forged = fake.eventOf(tx, (e) => {
+      (e.data.transaction as { status: string }).status = 'APPROVED';
+    });
+    assert.equal(eventChecksumValid(forged, fake.eventsSecret), false);
+    const refused = await send(h.app, { method: 'POST', url: '/v1/rails/wompi/events', body: forged, idem: false });
+    expectError(refused, 401, 'unauthenticated');
+    assert.equal((await co.req({ url: `/v1/charges/${created.id}`, env: 'live' })).body.status, 'processing');
+    const recorded = await h.runtime.deps.database.db
+      .selectFrom('connector_events')
+      .select(['verified', 'problem'])
+      .where('reference', '=', created.id)
+      .execute();
+    assert.deepEqual(recorded, [{ verified: false, problem: 'bad checksum' }]);
+    // The real event: failed with the reason.
+    assert.equal(await fake.postEvent(tx), 200);
+    const failed = (await co.req({ url: `/v1/charges/${created.id}`, env: 'live' })).body;
+    assert.equal(failed.status, 'failed');
+    assert.equal(failed.remarks, 'DECLINED: Fondos insuficientes');
+  });
+
+  test('without an event, the reconciler polls the transaction past the deadline', async () => {
+    const { customer, card } = await liveCard();
+    const created = await charge(customer, card);
+    await fake.finalize(txOf(created.id).id, { event: false });
+    await runChargeJobs(h, [created.id]);
+    assert.equal((await co.req({ url: `/v1/charges/${created.id}`, env: 'live' })).body.status, 'processing', 'not before the deadline');
+    h.clock.advance(POLL_MS + 1);
+    await runChargeJobs(h, [created.id]);
+    assert.equal((await co.req({ url: `/v1/charges/${created.id}`, env: 'live' })).body.status, 'paid');
+  });
+
+  test('a lost answer, a retry with the same key and the reconciler: one provider transaction', async () => {
+    const { customer, card } = await liveCard();
+    fake.failNext('create_transaction', 'lose_answer');
+    const idem = `lost-${Date.now()}`;
+    const first = await charge(customer, card, idem);
+    assert.equal(first.status, 'created', 'the outcome is unknown: nothing guessed');
+    const retry = await charge(customer, card, idem);
+    assert.equal(retry.id, first.id, 'the same key answers the same charge');
+    h.clock.advance(h.config.chargeReconcileDelayMs + 1);
+    await runChargeJobs(h, [first.id]);
+    const txs = [...fake.transactions.values()].filter((t) => t.reference === first.id);
+    assert.equal(txs.length, 1, 'one provider transaction for the reference');
+    await fake.finalize(txs[0].id);
+    assert.equal((await co.req({ url: `/v1/charges/${first.id}`, env: 'live' })).body.status, 'paid');
+  });
+
+  test('installments reach the provider, also when the reconciler submits again', async () => {
+    const { customer, card } = await liveCard();
+    const res = await co.req({
+      url: '/v1/charges',
+      env: 'live',
+      body: { amount: 300000, title: 'Nevera', customer_id: customer, card_id: card, installments: 6 },
+    });
+    assert.equal(res.status, 200, res.raw);
+    assert.equal(txOf(res.body.id).payment_method?.installments, 6);
+    const bad = await co.req({
+      url: '/v1/charges',
+      env: 'live',
+      body: { amount: 300000, title: 'Nevera', customer_id: customer, card_id: card, installments: 40 },
+    });
+    expectValidation(bad, 'installments');
+  });
+
+  test('a refund voids the card transaction', async () => {
+    const { customer, card } = await liveCard();
+    const created = await charge(customer, card);
+    await fake.finalize(txOf(created.id).id);
+    const refunded = await co.req({ url: `/v1/charges/${created.id}/refund`, env: 'live', body: {} });
+    assert.equal(refunded.status, 200, refunded.raw);
+    assert.equal(refunded.body.status, 'refunded');
+    assert.equal(txOf(created.id).status, 'VOIDED');
+  });
+
+  test('the provider refuses the card data: 422 on card_number, nothing saved', async () => {
+    const customer = await createCustomer(co, 'live', 'Pedro');
+    const res = await co.req({ url: '/v1/cards', env: 'live', body: cardBody(customer, { holder_name: 'Al' }) });
+    expectValidation(res, 'card_number');
+    const listed = await co.req({ url: `/v1/customers/${customer}/cards`, env: 'live' });
+    assert.equal(listed.body.data.length, 0);
+  });
+
+  test('health: authenticated, last event, nothing open past the deadline', async () => {
+    const res = await co.req({ url: '/v1/connectors/wompi/health', env: 'live' });
+    assert.equal(res.status, 200, res.raw);
+    assert.equal(res.body.authenticated, true);
+    assert.ok(res.body.last_event_at);
+    assert.equal(res.body.refused_events_24h, 1);
+    const metrics = await send(h.app, { url: '/metrics' });
+    assert.match(metrics.raw, /recaudo_connector_calls_total\{connector="wompi",operation="create_transaction",outcome="ok"\}/);
+  });
+
+  test('disconnected: live answers rail_not_configured again', async () => {
+    const { customer, card } = await liveCard();
+    const del = await co.req({ method: 'DELETE', url: '/v1/connectors/wompi', env: 'live' });
+    assert.equal(del.status, 204);
+    const res = await co.req({ url: '/v1/charges', env: 'live', body: { amount: 150000, title: 'Pedido 78', customer_id: customer, card_id: card } });
+    expectError(res, 422, 'rail_not_configured');
+  });
+
+  test('the integrity signature is SHA-256 of reference, cents, currency and secret', () => {
+    assert.equal(integritySignature('ch_1', 2490000n, 'COP', 's'), integritySignature('ch_1', 2490000, 'COP', 's'));
+    assert.match(integritySignature('ch_1', 2490000n, 'COP', 's'), /^[0-9a-f]{64}$/);
+  });
+});

@@ -1,0 +1,164 @@
+import type { Selectable } from 'kysely';
+import type { Config } from '../../config.ts';
+import type { Executor } from '../../platform/db/database.ts';
+import { ApiError, validationError } from '../../platform/errors/api-error.ts';
+import { inTenant, iso, type Tenant } from '../../platform/scope.ts';
+import { open, seal } from '../../platform/secrets.ts';
+import { CONNECTOR_RAILS, type ConnectorName, type ConnectorSettings, type MoneyRail } from '../../rails/index.ts';
+import { keyEnvironment } from '../../rails/connectors/wompi/contract.ts';
+import type { ConnectorResponse, PutConnectorBody } from './schemas.ts';
+import type { ConnectorSettingsTable } from './tables.ts';
+import './tables.ts';
+
+/**
+ * A company's connector settings per environment (docs/connectors.md): written by PUT
+ * /v1/connectors/{name} and `recaudo connectors set`; secrets sealed with SECRETS_KEY, answered
+ * only as a summary (set, last four characters), never logged.
+ */
+
+type SettingsRow = Selectable<ConnectorSettingsTable>;
+type SecretField = 'private_key' | 'events_secret' | 'integrity_secret';
+const SECRET_FIELDS: readonly SecretField[] = ['private_key', 'events_secret', 'integrity_secret'];
+
+export interface SettingsDeps {
+  config: Pick<Config, 'secretsKey' | 'secretsKeyPrevious' | 'wompiUrls' | 'baseUrl'>;
+}
+
+function sealingKey(deps: SettingsDeps): Buffer {
+  if (!deps.config.secretsKey) {
+    throw new ApiError('service_unavailable', { message: 'Connectors cannot be configured: the operator has not set SECRETS_KEY.' });
+  }
+  return deps.config.secretsKey;
+}
+
+function hints(row: SettingsRow): Record<SecretField, string> {
+  return JSON.parse(row.secret_hints) as Record<SecretField, string>;
+}
+
+export function toConnectorResponse(deps: SettingsDeps, row: SettingsRow): ConnectorResponse {
+  const h = hints(row);
+  const summary = (field: SecretField) => ({ set: true, last4: h[field] ?? null });
+  return {
+    name: row.name as ConnectorName,
+    environment: row.environment,
+    provider_environment: row.provider_environment,
+    public_key: row.public_key,
+    private_key: summary('private_key'),
+    events_secret: summary('events_secret'),
+    integrity_secret: summary('integrity_secret'),
+    rails: JSON.parse(row.rails) as string[],
+    events_url: `${deps.config.baseUrl.replace(/\/+$/, '')}/v1/rails/${row.name}/events`,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+async function findRow(db: Executor, scope: Tenant, name: ConnectorName, lock = false): Promise<SettingsRow | undefined> {
+  let q = db.selectFrom('connector_settings').selectAll().$call(inTenant(scope)).where('name', '=', name);
+  if (lock) q = q.forUpdate();
+  return q.executeTakeFirst();
+}
+
+export async function getConnector(deps: SettingsDeps, db: Executor, scope: Tenant, name: ConnectorName): Promise<ConnectorResponse> {
+  const row = await findRow(db, scope, name);
+  if (!row) throw new ApiError('record_not_found', { message: `No ${name} connector is configured for this environment.` });
+  return toConnectorResponse(deps, row);
+}
+
+/**
+ * Creates or changes the settings (fields not sent keep their value; the first PUT needs every
+ * key). Rules: keys of the provider environment chosen (pub_/prv_ test or prod prefixes); a live
+ * environment only at the provider's production.
+ */
+export async function putConnector(
+  deps: SettingsDeps,
+  trx: Executor,
+  scope: Tenant,
+  name: ConnectorName,
+  body: PutConnectorBody,
+  now: Date,
+): Promise<ConnectorResponse> {
+  const key = sealingKey(deps);
+  const existing = await findRow(trx, scope, name, true);
+  const errors: Record<string, string[]> = {};
+  const add = (field: string, message: string) => (errors[field] ??= []).push(message);
+
+  const providerEnvironment =
+    body.provider_environment ?? existing?.provider_environment ?? (scope.environment === 'live' ? 'production' : 'sandbox');
+  if (scope.environment === 'live' && providerEnvironment !== 'production') {
+    add('provider_environment', "live keys move real money: only the provider's production environment");
+  }
+  const publicKey = body.public_key ?? existing?.public_key;
+  if (!publicKey) add('public_key', 'is required');
+  else if (!/^pub_/.test(publicKey) || keyEnvironment(publicKey) !== providerEnvironment) {
+    add('public_key', `must be a ${providerEnvironment === 'production' ? 'pub_prod_' : 'pub_test_'} key of the provider environment`);
+  }
+  if (body.private_key !== undefined && (!/^prv_/.test(body.private_key) || keyEnvironment(body.private_key) !== providerEnvironment)) {
+    add('private_key', `must be a ${providerEnvironment === 'production' ? 'prv_prod_' : 'prv_test_'} key of the provider environment`);
+  }
+  if (existing && body.provider_environment && body.provider_environment !== existing.provider_environment && body.private_key === undefined) {
+    add('private_key', 'is required when the provider environment changes');
+  }
+  for (const field of SECRET_FIELDS) if (!existing && body[field] === undefined) add(field, 'is required');
+  const rails = (body.rails ?? (existing ? (JSON.parse(existing.rails) as MoneyRail[]) : [...CONNECTOR_RAILS[name]])) as MoneyRail[];
+  if (Object.keys(errors).length) throw validationError(errors);
+
+  const previousHints = existing ? hints(existing) : ({} as Record<SecretField, string>);
+  const sealed = {} as Record<SecretField, string>;
+  const newHints = {} as Record<SecretField, string>;
+  for (const field of SECRET_FIELDS) {
+    const value = body[field];
+    if (value !== undefined) {
+      sealed[field] = seal(key, value);
+      newHints[field] = value.slice(-4);
+    } else {
+      sealed[field] = existing![`${field}_sealed` as const];
+      newHints[field] = previousHints[field];
+    }
+  }
+  const values = {
+    provider_environment: providerEnvironment,
+    public_key: publicKey!,
+    private_key_sealed: sealed.private_key,
+    events_secret_sealed: sealed.events_secret,
+    integrity_secret_sealed: sealed.integrity_secret,
+    secret_hints: JSON.stringify(newHints),
+    rails: JSON.stringify([...new Set(rails)]),
+    updated_at: now,
+  };
+  const row = existing
+    ? await trx.updateTable('connector_settings').set(values).$call(inTenant(scope)).where('name', '=', name).returningAll().executeTakeFirstOrThrow()
+    : await trx
+        .insertInto('connector_settings')
+        .values({ company_id: scope.companyId, environment: scope.environment, name, ...values, created_at: now })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+  return toConnectorResponse(deps, row);
+}
+
+/** Removes the settings: live operations on its rails answer rail_not_configured again. */
+export async function deleteConnector(db: Executor, scope: Tenant, name: ConnectorName): Promise<void> {
+  const result = await db.deleteFrom('connector_settings').$call(inTenant(scope)).where('name', '=', name).executeTakeFirst();
+  if (Number(result.numDeletedRows) !== 1)
+    throw new ApiError('record_not_found', { message: `No ${name} connector is configured for this environment.` });
+}
+
+/** The settings with secrets opened, for the rails (null when none). */
+export async function readConnectorSettings(deps: SettingsDeps, db: Executor, scope: Tenant): Promise<ConnectorSettings | null> {
+  const row = await findRow(db, scope, 'wompi');
+  return row ? openSettings(deps, row) : null;
+}
+
+export function openSettings(deps: SettingsDeps, row: SettingsRow): ConnectorSettings {
+  const keys = [deps.config.secretsKey, deps.config.secretsKeyPrevious];
+  return {
+    name: row.name as ConnectorName,
+    publicKey: row.public_key,
+    privateKey: open(keys, row.private_key_sealed),
+    eventsSecret: open(keys, row.events_secret_sealed),
+    integritySecret: open(keys, row.integrity_secret_sealed),
+    baseUrl: deps.config.wompiUrls[row.provider_environment],
+    rails: JSON.parse(row.rails) as MoneyRail[],
+    updatedAt: new Date(row.updated_at),
+  };
+}

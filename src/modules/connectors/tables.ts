@@ -1,0 +1,43 @@
+import type { ColumnType } from 'kysely';
+import type { Environment } from '../../platform/db/schema.ts';
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+
+/** The connectors module's tables (migrations/0016_connectors.sql). */
+export interface ConnectorSettingsTable {
+  company_id: string;
+  environment: Environment;
+  name: string;
+  provider_environment: 'sandbox' | 'production';
+  public_key: string;
+  private_key_sealed: string;
+  events_secret_sealed: string;
+  integrity_secret_sealed: string;
+  /** JSON: the last four characters of each secret. */
+  secret_hints: string;
+  /** JSON array of the rails the connector serves. */
+  rails: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ConnectorEventsTable {
+  id: string;
+  connector: string;
+  company_id: string | null;
+  environment: Environment | null;
+  event: string | null;
+  reference: string | null;
+  provider_id: string | null;
+  provider_status: string | null;
+  verified: boolean;
+  problem: string | null;
+  received_at: Timestamp;
+}
+
+declare module '../../platform/db/schema.ts' {
+  interface DB {
+    connector_settings: ConnectorSettingsTable;
+    connector_events: ConnectorEventsTable;
+  }
+}

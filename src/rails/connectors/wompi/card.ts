@@ -1,0 +1,150 @@
+import type { Clock } from '../../../platform/clock.ts';
+import { CardRefused, type CardData, type DebitOutcome, type DebitPort, type DebitRequest, type RefundRequest, type SavedCard } from '../../debit.ts';
+import { WompiRefused, WompiUnavailable, type WompiClient } from './client.ts';
+import type { WompiTransaction } from './contract.ts';
+
+/** What a debit's outcome is, given the provider's transaction (from an answer, a poll or an event). */
+export function debitOutcomeOf(tx: WompiTransaction, settleAt: Date): DebitOutcome {
+  switch (tx.status) {
+    case 'APPROVED':
+      return { status: 'approved', networkId: tx.id };
+    case 'DECLINED':
+    case 'ERROR':
+      return { status: 'declined', networkId: tx.id, remarks: remarksOf(tx) };
+    case 'VOIDED':
+      return { status: 'declined', networkId: tx.id, remarks: 'VOIDED' };
+    default:
+      return { status: 'pending', networkId: tx.id, settleAt };
+  }
+}
+
+/** The provider's reason, as the charge's remarks: `DECLINED: Fondos insuficientes`. */
+export function remarksOf(tx: WompiTransaction): string {
+  const message = (tx.status_message ?? '').trim();
+  return (message ? `${tx.status}: ${message}` : tx.status).slice(0, 250);
+}
+
+/** A 4xx of the provider on card data is a refusal of the card, definitive; anything else stays unknown. */
+async function refusalsOfCard<T>(call: Promise<T>): Promise<T> {
+  try {
+    return await call;
+  } catch (error) {
+    if (error instanceof WompiRefused && error.status !== 401 && error.status !== 403) throw new CardRefused(error.message);
+    throw error;
+  }
+}
+
+/** The card saved at the provider: its payment source and the e-mail it belongs to. */
+interface CardSource {
+  id: number;
+  email: string;
+}
+
+function parseSource(source: string | null | undefined): CardSource | null {
+  if (!source) return null;
+  try {
+    const parsed = JSON.parse(source) as Partial<CardSource>;
+    return typeof parsed.id === 'number' && typeof parsed.email === 'string' ? { id: parsed.id, email: parsed.email } : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * ASSUMPTION: a second transaction with a reference already used is refused with a 422 whose
+ * messages name `reference`; the transaction the reference already has is then looked up.
+ */
+function isDuplicateReference(error: unknown): boolean {
+  return error instanceof WompiRefused && error.status === 422 && !!error.body?.error?.messages && 'reference' in error.body.error.messages;
+}
+
+/**
+ * Card debits through the provider (rail `card`): the card is tokenized and saved as a payment
+ * source when it is saved here (POST /cards, /tokens, /cards/tokenized); a charge is a
+ * transaction on that source whose reference is the charge id, so a retry or a reconciler never
+ * creates a second one. The provider answers PENDING first: the charge stays processing until its
+ * signed event or a poll (the reconciler, at `settleAt`) gives the final state.
+ */
+export class WompiCard implements DebitPort {
+  readonly name = 'wompi';
+
+  constructor(
+    private readonly client: WompiClient,
+    private readonly opts: { clock: Clock; pollAfterMs: number },
+  ) {}
+
+  private settleAt(): Date {
+    return new Date(this.opts.clock.now().getTime() + this.opts.pollAfterMs);
+  }
+
+  async tokenizeCard(card: CardData): Promise<{ token: string }> {
+    return { token: (await refusalsOfCard(this.client.tokenizeCard(card))).id };
+  }
+
+  async saveCard(input: { token: string; customerEmail: string; acceptedAt: Date }): Promise<SavedCard> {
+    const acceptance = await this.client.acceptance();
+    const source = await refusalsOfCard(
+      this.client.createPaymentSource({ token: input.token, customerEmail: input.customerEmail, acceptanceToken: acceptance.token }),
+    );
+    return {
+      source: JSON.stringify({ id: source.id, email: input.customerEmail } satisfies CardSource),
+      acceptance: { permalink: acceptance.permalink, acceptedAt: input.acceptedAt },
+    };
+  }
+
+  async debit(request: DebitRequest): Promise<DebitOutcome> {
+    const source = parseSource(request.card?.source);
+    if (request.method !== 'card' || !source) {
+      return { status: 'declined', networkId: '', remarks: 'CARD_NOT_SAVED_AT_PROVIDER' };
+    }
+    let tx: WompiTransaction;
+    try {
+      tx = await this.client.createTransaction({
+        reference: request.reference,
+        amount: request.amount,
+        currency: request.currency,
+        customerEmail: source.email,
+        paymentSourceId: source.id,
+        paymentMethod: { installments: request.installments ?? 1 },
+      });
+    } catch (error) {
+      if (isDuplicateReference(error)) {
+        const found = await this.client.findByReference(request.reference);
+        if (!found) throw new WompiUnavailable(`wompi: reference ${request.reference} used but not found`);
+        tx = found;
+      } else if (error instanceof WompiRefused) {
+        // Refused before any money moved (bad data, keys, amount): a final decline with the reason.
+        return { status: 'declined', networkId: '', remarks: `${error.type}: ${error.message}`.slice(0, 250) };
+      } else {
+        throw error;
+      }
+    }
+    return debitOutcomeOf(tx, this.settleAt());
+  }
+
+  async status(request: DebitRequest): Promise<DebitOutcome> {
+    const tx = await this.client.findByReference(request.reference);
+    // Not there: the submission never reached the provider; the reconciler submits it again.
+    if (!tx) return this.debit(request);
+    return debitOutcomeOf(tx, this.settleAt());
+  }
+
+  /** A cancelled charge: an approved transaction is voided; a pending one cannot be (ASSUMPTION) and is left to settle. */
+  async void(reference: string): Promise<void> {
+    const tx = await this.client.findByReference(reference);
+    if (tx?.status === 'APPROVED') await this.client.voidTransaction(tx.id);
+  }
+
+  /**
+   * A refund is the void of the whole card transaction (ASSUMPTION: the public API offers voids of
+   * approved card transactions and no partial refunds; refunds are whole here anyway).
+   */
+  async refund(request: RefundRequest): Promise<{ status: 'succeeded'; networkId: string }> {
+    const tx = await this.client.findByReference(request.chargeReference);
+    if (!tx) throw new WompiUnavailable(`wompi: no transaction for ${request.chargeReference}`);
+    if (tx.status === 'VOIDED') return { status: 'succeeded', networkId: tx.id };
+    const voided = await this.client.voidTransaction(tx.id);
+    if (voided.status === 'VOIDED') return { status: 'succeeded', networkId: voided.id ?? tx.id };
+    throw new WompiUnavailable(`wompi: void of ${tx.id} is ${voided.status}`);
+  }
+}

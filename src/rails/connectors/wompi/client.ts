@@ -1,0 +1,209 @@
+import { amountInCents, integritySignature, type WompiErrorBody, type WompiTransaction } from './contract.ts';
+
+/** The provider refused the request (a 4xx other than 408/429): a definitive answer. */
+export class WompiRefused extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: WompiErrorBody | null,
+  ) {
+    super(`wompi refused (${status} ${body?.error?.type ?? 'unknown'}): ${describeRefusal(body)}`);
+    this.name = 'WompiRefused';
+  }
+  get type(): string {
+    return this.body?.error?.type ?? 'UNKNOWN';
+  }
+}
+
+/** No usable answer (network, timeout, 5xx, 408, 429): the outcome of the request is unknown. */
+export class WompiUnavailable extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'WompiUnavailable';
+  }
+}
+
+function describeRefusal(body: WompiErrorBody | null): string {
+  const e = body?.error;
+  if (!e) return 'no details';
+  if (e.reason) return e.reason;
+  if (e.messages) {
+    return Object.entries(e.messages)
+      .map(([field, list]) => `${field}: ${Array.isArray(list) ? list.join(', ') : String(list)}`)
+      .join('; ');
+  }
+  return e.type;
+}
+
+export interface WompiCredentials {
+  baseUrl: string;
+  publicKey: string;
+  privateKey: string;
+  integritySecret: string;
+}
+
+/** What the client reports about each call (metrics per connector). */
+export type CallObserver = (call: { operation: string; ms: number; outcome: 'ok' | 'refused' | 'unavailable' }) => void;
+
+export interface CardData {
+  number: string;
+  cvc: string;
+  expMonth: number;
+  expYear: number;
+  holderName: string;
+}
+
+export interface TransactionRequest {
+  reference: string;
+  amount: bigint;
+  currency: string;
+  customerEmail: string;
+  acceptanceToken?: string;
+  paymentSourceId?: number;
+  paymentMethod?: Record<string, unknown>;
+  redirectUrl?: string;
+}
+
+/**
+ * A thin client of the provider's REST API v1. Every call is bounded by `timeoutMs`; the keys go
+ * in the Authorization header (public key for tokenization and reads, private key for payment
+ * sources, transactions by source, searches and voids) and are never logged.
+ */
+export class WompiClient {
+  constructor(
+    private readonly creds: WompiCredentials,
+    private readonly opts: { timeoutMs: number; observe?: CallObserver; fetch?: typeof fetch } = { timeoutMs: 15_000 },
+  ) {}
+
+  private async request<T>(operation: string, method: 'GET' | 'POST', path: string, key: 'public' | 'private', body?: unknown): Promise<T> {
+    const started = performance.now();
+    const doFetch = this.opts.fetch ?? fetch;
+    let outcome: 'ok' | 'refused' | 'unavailable' = 'unavailable';
+    try {
+      let response: Response;
+      try {
+        response = await doFetch(`${this.creds.baseUrl.replace(/\/+$/, '')}${path}`, {
+          method,
+          headers: {
+            authorization: `Bearer ${key === 'public' ? this.creds.publicKey : this.creds.privateKey}`,
+            accept: 'application/json',
+            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          },
+          body: body === undefined ? undefined : JSON.stringify(body),
+          signal: AbortSignal.timeout(this.opts.timeoutMs),
+        });
+      } catch (error) {
+        throw new WompiUnavailable(`wompi ${operation}: ${(error as Error).message}`);
+      }
+      const text = await response.text().catch(() => '');
+      let parsed: unknown = null;
+      try {
+        parsed = text ? JSON.parse(text) : null;
+      } catch {
+        parsed = null;
+      }
+      if (response.status >= 500 || response.status === 408 || response.status === 429) {
+        throw new WompiUnavailable(`wompi ${operation}: HTTP ${response.status}`);
+      }
+      if (response.status >= 400) {
+        outcome = 'refused';
+        throw new WompiRefused(response.status, parsed as WompiErrorBody | null);
+      }
+      if (!parsed || typeof parsed !== 'object' || !('data' in parsed)) throw new WompiUnavailable(`wompi ${operation}: an answer without data`);
+      outcome = 'ok';
+      return (parsed as { data: T }).data;
+    } finally {
+      this.opts.observe?.({ operation, ms: performance.now() - started, outcome });
+    }
+  }
+
+  /** The acceptance token of the merchant's current terms (presigned; the payer's acceptance is recorded with it). */
+  async acceptance(): Promise<{ token: string; permalink: string }> {
+    const data = await this.request<{ presigned_acceptance?: { acceptance_token: string; permalink: string } }>(
+      'merchant',
+      'GET',
+      `/merchants/${encodeURIComponent(this.creds.publicKey)}`,
+      'public',
+    );
+    if (!data.presigned_acceptance?.acceptance_token) throw new WompiUnavailable('wompi merchant: no acceptance token');
+    return { token: data.presigned_acceptance.acceptance_token, permalink: data.presigned_acceptance.permalink };
+  }
+
+  /** Tokenizes a card (public key); the token is short-lived and single-use. */
+  async tokenizeCard(card: CardData): Promise<{ id: string; brand: string; lastFour: string }> {
+    const data = await this.request<{ id: string; brand: string; last_four: string }>('tokenize_card', 'POST', '/tokens/cards', 'public', {
+      number: card.number,
+      cvc: card.cvc,
+      exp_month: String(card.expMonth).padStart(2, '0'),
+      exp_year: String(card.expYear % 100).padStart(2, '0'),
+      card_holder: card.holderName,
+    });
+    return { id: data.id, brand: data.brand, lastFour: data.last_four };
+  }
+
+  /** Saves a card token as a reusable payment source of the customer (private key). */
+  async createPaymentSource(input: { token: string; customerEmail: string; acceptanceToken: string }): Promise<{ id: number; status: string }> {
+    const data = await this.request<{ id: number; status: string }>('payment_source', 'POST', '/payment_sources', 'private', {
+      type: 'CARD',
+      token: input.token,
+      customer_email: input.customerEmail,
+      acceptance_token: input.acceptanceToken,
+    });
+    return { id: data.id, status: data.status };
+  }
+
+  /** Creates a transaction with its integrity signature; the reference is Recaudo's id. */
+  async createTransaction(req: TransactionRequest): Promise<WompiTransaction> {
+    return this.request<WompiTransaction>('create_transaction', 'POST', '/transactions', 'private', {
+      amount_in_cents: amountInCents(req.amount),
+      currency: req.currency,
+      reference: req.reference,
+      customer_email: req.customerEmail,
+      signature: integritySignature(req.reference, req.amount, req.currency, this.creds.integritySecret),
+      ...(req.acceptanceToken ? { acceptance_token: req.acceptanceToken } : {}),
+      ...(req.paymentSourceId !== undefined ? { payment_source_id: req.paymentSourceId } : {}),
+      ...(req.paymentMethod ? { payment_method: req.paymentMethod } : {}),
+      ...(req.redirectUrl ? { redirect_url: req.redirectUrl } : {}),
+    });
+  }
+
+  async getTransaction(id: string): Promise<WompiTransaction> {
+    return this.request<WompiTransaction>('get_transaction', 'GET', `/transactions/${encodeURIComponent(id)}`, 'public');
+  }
+
+  /**
+   * The transaction created with this reference, or null (private key). ASSUMPTION: the provider
+   * refuses a second transaction with a reference already used, so at most one exists.
+   */
+  async findByReference(reference: string): Promise<WompiTransaction | null> {
+    const list = await this.request<WompiTransaction[]>(
+      'find_transaction',
+      'GET',
+      `/transactions?reference=${encodeURIComponent(reference)}`,
+      'private',
+    );
+    return Array.isArray(list) && list.length ? list[0] : null;
+  }
+
+  /** Voids an approved card transaction (private key). */
+  async voidTransaction(id: string): Promise<WompiTransaction> {
+    const data = await this.request<{ transaction?: WompiTransaction } & Partial<WompiTransaction>>(
+      'void_transaction',
+      'POST',
+      `/transactions/${encodeURIComponent(id)}/void`,
+      'private',
+      {},
+    );
+    return (data.transaction ?? data) as WompiTransaction;
+  }
+
+  /** PSE's financial institutions (public key). */
+  async pseInstitutions(): Promise<{ code: string; name: string }[]> {
+    const list = await this.request<{ financial_institution_code: string; financial_institution_name: string }[]>(
+      'pse_institutions',
+      'GET',
+      '/pse/financial_institutions',
+      'public',
+    );
+    return list.map((i) => ({ code: String(i.financial_institution_code), name: i.financial_institution_name }));
+  }
+}
