@@ -43,3 +43,6 @@ ALTER TABLE card_tokens ADD COLUMN rail_token text;
 -- A card charge's monthly installments as the payer chose them (null: 1), kept so a reconciler
 -- that submits the charge again asks for the same.
 ALTER TABLE charges ADD COLUMN installments smallint CHECK (installments BETWEEN 1 AND 36);
+-- Where the rail sends the payer when it is not Recaudo's own page (a PSE bank session's URL at
+-- the provider); the charge's `url` is this when set.
+ALTER TABLE charges ADD COLUMN rail_url text;

@@ -1,4 +1,5 @@
 import type { RefundRequest } from './debit.ts';
+import type { PolledOutcome, RailPayer } from './payer.ts';
 /**
  * The bank-transfer scheme (rail `banklink`, docs/rails.md): opens the payer's session at their
  * bank, where the payer approves or declines. Idempotent by `reference` (the charge id).
@@ -8,15 +9,34 @@ export interface BanklinkSession {
   amount: bigint;
   currency: string;
   bankId: string;
+  /** The bank's ACH/PSE entity code (the catalogue's `code`), which providers name banks by. */
+  bankCode: string;
+  /** What the payer sees at the bank: the charge's title. */
+  description: string;
   redirectUrl: string;
   expiresAt: Date;
+  /** The customer who pays: PSE providers need their identity; the sandbox ignores it. */
+  payer: RailPayer;
 }
 
 export interface BanklinkPort {
   readonly name: string;
   /** Why this rail cannot give money back, or absent when it can (see DebitPort). */
   readonly refundsUnavailable?: string;
-  open(session: BanklinkSession): Promise<{ networkId: string }>;
+  /**
+   * Opens the session (again: the same session). `redirectUrl`: the provider's page the payer is
+   * sent to, when it is not Recaudo's own (`/pay/{charge id}`).
+   */
+  open(session: BanklinkSession): Promise<{ networkId: string; redirectUrl?: string }>;
+  /**
+   * Connectors that name banks themselves: the entity codes they take now (GET /banks marks only
+   * these `banklink: true`). Absent: the catalogue decides.
+   */
+  bankCodes?(): Promise<ReadonlySet<string>>;
+  /** What the payer must have for this rail (PSE: an identity document and an e-mail), or null when anyone can pay. */
+  payerProblem?(payer: RailPayer): string | null;
+  /** Connectors: where an open session stands (the reconciler's poll). The sandbox has none: its page settles. */
+  poll?(reference: string): Promise<PolledOutcome>;
   /** Withdraws a session still open (an expired or cancelled charge); nothing happens to a settled one. */
   cancel(reference: string): Promise<void>;
   /** Gives a paid charge's money back to the payer; throws when the outcome is unknown (the reconciler asks again). */

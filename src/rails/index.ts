@@ -21,6 +21,7 @@ export * from './tax-authority/index.ts';
 export * from './connectors/index.ts';
 export { CardRefused, type CardData, type DebitOutcome, type DebitPort, type DebitRequest, type RefundRequest, type SavedCard } from './debit.ts';
 export type { BanklinkPort, BanklinkSession } from './banklink.ts';
+export type { PolledOutcome, RailPayer } from './payer.ts';
 export { QrRegistrationFailed, type QrRegistration, type RtkeyPort } from './rtkey.ts';
 export type { WalletOutcome, WalletPort, WalletRequest } from './wallets.ts';
 export type { EnrollmentOutcome, EnrollmentPort, EnrollmentRequest } from './enrollment.ts';

@@ -1,4 +1,5 @@
 import type { RefundRequest } from './debit.ts';
+import type { PolledOutcome } from './payer.ts';
 import { emvcoPayload } from './emvco.ts';
 import { sandboxQrRefused } from './sandbox-table.ts';
 
@@ -33,6 +34,10 @@ export interface RtkeyPort {
   cancel(reference: string): Promise<void>;
   /** Gives a paid charge's money back to the payer; throws when the outcome is unknown (the reconciler asks again). */
   refund(request: RefundRequest): Promise<{ status: 'succeeded'; networkId: string }>;
+  /** Why this rail cannot give money back, or absent when it can (see DebitPort). */
+  readonly refundsUnavailable?: string;
+  /** Connectors: where a registered QR stands (the reconciler's poll). The sandbox has none: its page settles. */
+  poll?(reference: string): Promise<PolledOutcome>;
 }
 
 /** The sandbox: builds the payload a scheme would answer; the sandbox table's QR triggers refuse it. */

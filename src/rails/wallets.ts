@@ -1,4 +1,5 @@
 import type { RefundRequest } from './debit.ts';
+import type { PolledOutcome, RailPayer } from './payer.ts';
 import { sandboxWalletOutcome, WALLETB_TEST_OTP } from './sandbox-table.ts';
 
 /**
@@ -10,9 +11,12 @@ export interface WalletRequest {
   reference: string;
   amount: bigint;
   phone: string;
+  /** The customer who pays (providers need their e-mail); the sandbox ignores it. */
+  payer?: RailPayer;
 }
 
-export type WalletOutcome = { status: 'approved' } | { status: 'declined'; remarks: string } | { status: 'otp_invalid' };
+/** `pending`: a connector whose payer has not acted yet (the sandbox always knows). */
+export type WalletOutcome = { status: 'approved' } | { status: 'declined'; remarks: string } | { status: 'otp_invalid' } | { status: 'pending' };
 
 export interface WalletPort {
   readonly name: string;
@@ -25,6 +29,10 @@ export interface WalletPort {
    * API); `otp_invalid` when the wallet refuses it. Without one, the payer confirmed in the app.
    */
   outcome(request: WalletRequest & { otp?: string }): Promise<WalletOutcome>;
+  /** What the payer must have for this rail, or null when anyone can pay (see BanklinkPort). */
+  payerProblem?(payer: RailPayer): string | null;
+  /** Connectors: where an open request stands (the reconciler's poll). The sandbox has none: the confirm settles. */
+  poll?(reference: string): Promise<PolledOutcome>;
   /** Withdraws a request still open; nothing happens to a settled one. */
   cancel(reference: string): Promise<void>;
   /** Gives a paid charge's money back to the payer; throws when the outcome is unknown (the reconciler asks again). */

@@ -33,7 +33,12 @@ export interface FakeWompiOptions {
 interface StoredTx extends WompiTransaction {
   finalStatus: WompiStatus;
   finalMessage: string | null;
+  redirect_url?: string | null;
+  /** Reads so far: a PSE bank URL appears from the first read after creation (the provider processes it asynchronously). */
+  reads: number;
 }
+
+const PSE_ID_TYPES = ['CC', 'CE', 'NIT', 'PP', 'TI', 'DNI', 'RG', 'OTHER'];
 
 const luhn = (pan: string) => {
   let sum = 0;
@@ -62,6 +67,15 @@ export class FakeWompi {
   private readonly faults = new Map<string, FakeFault[]>();
   private server: http.Server | null = null;
   private nextSource = 1000;
+  /** PSE institutions: real ACH codes (the catalogue's) and the provider's sandbox pair ("1" approves, "2" declines). */
+  institutions = [
+    { financial_institution_code: '0', financial_institution_name: 'A continuación seleccione su banco' },
+    { financial_institution_code: '1', financial_institution_name: 'Banco que aprueba' },
+    { financial_institution_code: '2', financial_institution_name: 'Banco que rechaza' },
+    { financial_institution_code: '1007', financial_institution_name: 'BANCOLOMBIA' },
+    { financial_institution_code: '1051', financial_institution_name: 'BANCO DAVIVIENDA' },
+    { financial_institution_code: '1001', financial_institution_name: 'BANCO DE BOGOTA' },
+  ];
   url = '';
 
   constructor(private readonly opts: FakeWompiOptions = {}) {
@@ -200,6 +214,7 @@ export class FakeWompi {
         ],
       ];
     }
+    if (method === 'GET' && path === '/pse/financial_institutions') return ['pse_institutions', 'public', () => [200, { data: this.institutions }]];
     if (method === 'POST' && path === '/tokens/cards') return ['tokenize_card', 'public', (b) => this.tokenize(b)];
     if (method === 'POST' && path === '/payment_sources') return ['payment_source', 'private', (b) => this.paymentSource(b)];
     if (method === 'POST' && path === '/transactions') return ['create_transaction', 'private', (b) => this.createTransaction(b)];
@@ -253,13 +268,57 @@ export class FakeWompi {
     if (!Object.keys(errors).length && b.signature !== integritySignature(b.reference, b.amount_in_cents, b.currency, this.integritySecret)) {
       errors.signature = ['La firma es inválida'];
     }
-    const source = this.sources.get(Number(b.payment_source_id));
-    if (!source) errors.payment_source_id = ['Fuente de pago inválida'];
-    else if (source.email !== b.customer_email) errors.customer_email = ['No corresponde a la fuente de pago'];
-    const installments = b.payment_method?.installments;
-    if (!Number.isInteger(installments) || installments < 1 || installments > 36) errors['payment_method.installments'] = ['Entre 1 y 36'];
+    if (typeof b.customer_email !== 'string' || !b.customer_email.includes('@')) errors.customer_email = ['Correo inválido'];
+    const type = b.payment_source_id !== undefined ? 'CARD' : String(b.payment_method?.type ?? '');
+    // A transaction on a saved source needs no acceptance token (it was given with the source); any other does.
+    if (type !== 'CARD' && b.acceptance_token !== this.acceptanceToken) errors.acceptance_token = ['Token de aceptación inválido'];
+    let final: { status: WompiStatus; message: string | null } = { status: 'APPROVED', message: null };
+    let method: Record<string, unknown>;
+    if (type === 'CARD') {
+      const source = this.sources.get(Number(b.payment_source_id));
+      if (!source) errors.payment_source_id = ['Fuente de pago inválida'];
+      else if (source.email !== b.customer_email) errors.customer_email = ['No corresponde a la fuente de pago'];
+      const installments = b.payment_method?.installments;
+      if (!Number.isInteger(installments) || installments < 1 || installments > 36) errors['payment_method.installments'] = ['Entre 1 y 36'];
+      if (source?.pan === '4111111111111111') final = { status: 'DECLINED', message: 'Fondos insuficientes' };
+      method = { type: 'CARD', installments };
+    } else if (type === 'PSE') {
+      const m = b.payment_method;
+      if (m.user_type !== 0 && m.user_type !== 1) errors['payment_method.user_type'] = ['Debe ser 0 o 1'];
+      if (!PSE_ID_TYPES.includes(m.user_legal_id_type)) errors['payment_method.user_legal_id_type'] = ['Tipo de documento inválido'];
+      if (typeof m.user_legal_id !== 'string' || !/^[0-9A-Za-z]{3,20}$/.test(m.user_legal_id))
+        errors['payment_method.user_legal_id'] = ['Documento inválido'];
+      if (!this.institutions.some((i) => i.financial_institution_code === m.financial_institution_code)) {
+        errors['payment_method.financial_institution_code'] = ['Institución financiera inválida'];
+      }
+      if (typeof m.payment_description !== 'string' || !m.payment_description || m.payment_description.length > 30) {
+        errors['payment_method.payment_description'] = ['Entre 1 y 30 caracteres'];
+      }
+      if (typeof b.redirect_url !== 'string' || !/^https?:\/\//.test(b.redirect_url)) errors.redirect_url = ['URL inválida'];
+      if (typeof b.customer_data?.full_name !== 'string' || !b.customer_data.full_name) errors['customer_data.full_name'] = ['Requerido'];
+      // The provider's sandbox: institution "2" declines; the rest approve unless told otherwise.
+      if (m.financial_institution_code === '2') final = { status: 'DECLINED', message: 'Transacción rechazada por el banco' };
+      method = {
+        type: 'PSE',
+        user_type: m.user_type,
+        user_legal_id_type: m.user_legal_id_type,
+        user_legal_id: m.user_legal_id,
+        financial_institution_code: m.financial_institution_code,
+        payment_description: m.payment_description,
+        extra: null,
+      };
+    } else if (type === 'NEQUI') {
+      const phone = String(b.payment_method?.phone_number ?? '');
+      if (!/^3\d{9}$/.test(phone)) errors['payment_method.phone_number'] = ['Número de celular inválido'];
+      // The provider's sandbox numbers: 3991111111 approves, 3992222222 declines, any other errs.
+      if (phone === '3992222222') final = { status: 'DECLINED', message: 'Transacción rechazada' };
+      else if (phone !== '3991111111') final = { status: 'ERROR', message: 'Número no registrado en Nequi' };
+      method = { type: 'NEQUI', phone_number: phone };
+    } else {
+      errors['payment_method.type'] = ['Método de pago no soportado'];
+      method = {};
+    }
     if (Object.keys(errors).length) return this.invalid(errors);
-    const declines = source!.pan === '4111111111111111';
     const tx: StoredTx = {
       id: `${1000 + this.transactions.size}-${Date.now()}-${randomBytes(3).toString('hex')}`,
       reference: b.reference,
@@ -267,14 +326,16 @@ export class FakeWompi {
       currency: b.currency,
       status: 'PENDING',
       status_message: null,
-      payment_method_type: 'CARD',
-      payment_method: { type: 'CARD', installments },
-      payment_source_id: Number(b.payment_source_id),
+      payment_method_type: type,
+      payment_method: method as WompiTransaction['payment_method'],
+      payment_source_id: type === 'CARD' ? Number(b.payment_source_id) : null,
       customer_email: b.customer_email,
+      redirect_url: b.redirect_url ?? null,
       created_at: new Date().toISOString(),
       finalized_at: null,
-      finalStatus: declines ? 'DECLINED' : 'APPROVED',
-      finalMessage: declines ? 'Fondos insuficientes' : null,
+      finalStatus: final.status,
+      finalMessage: final.message,
+      reads: 0,
     };
     this.transactions.set(tx.id, tx);
     if (this.opts.autoFinalizeMs != null) setTimeout(() => void this.finalize(tx.id).catch(() => {}), this.opts.autoFinalizeMs).unref();
@@ -282,8 +343,13 @@ export class FakeWompi {
   }
 
   private public(tx: StoredTx): WompiTransaction {
-    const { finalStatus: _f, finalMessage: _m, ...rest } = tx;
+    const { finalStatus: _f, finalMessage: _m, reads: _r, ...rest } = tx;
     return rest;
+  }
+
+  /** The PSE bank page of a transaction (what async_payment_url points at). */
+  bankPageUrl(id: string): string {
+    return `${this.url.replace(/\/v1$/, '')}/pse/bank/${encodeURIComponent(id)}`;
   }
 
   private search(url: URL): [number, unknown] {
@@ -294,7 +360,12 @@ export class FakeWompi {
 
   private read(id: string): [number, unknown] {
     const tx = this.transactions.get(id);
-    return tx ? [200, { data: this.public(tx) }] : [404, { error: { type: 'NOT_FOUND_ERROR', reason: 'La entidad solicitada no existe' } }];
+    if (!tx) return [404, { error: { type: 'NOT_FOUND_ERROR', reason: 'La entidad solicitada no existe' } }];
+    tx.reads++;
+    if (tx.payment_method_type === 'PSE' && tx.status === 'PENDING' && tx.payment_method && !tx.payment_method.extra) {
+      tx.payment_method = { ...tx.payment_method, extra: { async_payment_url: this.bankPageUrl(tx.id) } };
+    }
+    return [200, { data: this.public(tx) }];
   }
 
   private void(id: string): [number, unknown] {

@@ -1,12 +1,24 @@
 import { z } from 'zod';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { AppDeps } from '../../platform/context.ts';
+import type { AppDeps, RequestContext } from '../../platform/context.ts';
+import { ApiError } from '../../platform/errors/api-error.ts';
+import type { BanklinkPort } from '../../rails/index.ts';
 import { errorResponses } from '../../platform/http/openapi.ts';
 import { bankIdParams, bankListQuery, bankResponse } from './schemas.ts';
 import { getBank, getBankLogo, listBanks } from './service.ts';
 
 const tags = ['Banks'];
+
+/** The company's banklink rail for this environment, or null where none serves it (live without a connector). */
+async function banklinkRailOf(ctx: RequestContext): Promise<BanklinkPort | null> {
+  try {
+    return await ctx.deps.rails.money({ companyId: ctx.companyId, environment: ctx.environment, db: ctx.db }, 'banklink');
+  } catch (error) {
+    if (error instanceof ApiError && error.def.codeName === 'rail_not_configured') return null;
+    throw error;
+  }
+}
 
 export function bankRoutes(app: FastifyInstance, deps: AppDeps): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
@@ -19,12 +31,12 @@ export function bankRoutes(app: FastifyInstance, deps: AppDeps): void {
 
   r.get('/banks', {
     schema: { ...listSchema, summary: 'List the banks and wallets' },
-    handler: async (req) => listBanks(req.ctx.db, req.query, req.ctx.deps.config.baseUrl),
+    handler: async (req) => listBanks(req.ctx.db, req.query, req.ctx.deps.config.baseUrl, await banklinkRailOf(req.ctx)),
   });
 
   r.get('/accounts/banks', {
     schema: { ...listSchema, summary: 'List the banks and wallets (same as GET /banks)' },
-    handler: async (req) => listBanks(req.ctx.db, req.query, req.ctx.deps.config.baseUrl),
+    handler: async (req) => listBanks(req.ctx.db, req.query, req.ctx.deps.config.baseUrl, await banklinkRailOf(req.ctx)),
   });
 
   r.get('/banks/:id', {

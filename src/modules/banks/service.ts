@@ -5,6 +5,7 @@ import { ApiError, validationError } from '../../platform/errors/api-error.ts';
 import { parseListQuery, type ListSpec } from '../../platform/lists/lists.ts';
 import { isUuid } from '../../platform/ids.ts';
 import { CATALOGUE, bankId } from './catalogue.ts';
+import type { BanklinkPort } from '../../rails/index.ts';
 import { bankLogoDataUrl, bankLogoSvg, bankLogoUrl } from './logo.ts';
 import { BANK_ORDERS, type BankResponse, type BankSummary } from './schemas.ts';
 
@@ -82,13 +83,30 @@ export async function findBank(db: Executor, id: string): Promise<BankRow | unde
   return db.selectFrom('banks').selectAll().where('id', '=', id.toLowerCase()).executeTakeFirst();
 }
 
+/**
+ * Whether a bank takes banklink payments on this rail: the catalogue says so and, for a connector
+ * that names its banks (PSE institutions), the connector lists its code.
+ */
+export async function takesBanklink(rail: Pick<BanklinkPort, 'bankCodes'>, bank: Pick<BankRow, 'banklink' | 'code'>): Promise<boolean> {
+  if (!bank.banklink) return false;
+  if (!rail.bankCodes) return true;
+  // The provider's list out of reach: the catalogue decides (the provider refuses a bank it lacks, and the charge fails with its reason).
+  const codes = await rail.bankCodes().catch(() => null);
+  return codes ? codes.has(bank.code) : true;
+}
+
 const last = (v: unknown) => (Array.isArray(v) ? v[v.length - 1] : v);
 
 /**
  * GET /banks: a bare array (not paginated; page/per_page ignored). `banklink` or
  * `filter[banklink]` filters; `order` (or `sort`) is one of the whitelist, otherwise 400.
  */
-export async function listBanks(db: Executor, query: Record<string, unknown>, baseUrl: string): Promise<BankResponse[]> {
+export async function listBanks(
+  db: Executor,
+  query: Record<string, unknown>,
+  baseUrl: string,
+  banklinkRail: Pick<BanklinkPort, 'bankCodes'> | null = null,
+): Promise<BankResponse[]> {
   const { page: _p, per_page: _pp, limit: _l, order, sort, banklink, ...rest } = query;
   const orderKey = order !== undefined ? 'order' : 'sort';
   const orderValue = last(order ?? sort);
@@ -100,15 +118,15 @@ export async function listBanks(db: Executor, query: Record<string, unknown>, ba
   }
   if (banklink !== undefined && rest['filter[banklink]'] === undefined) rest['filter[banklink]'] = banklink;
   const list = parseListQuery(bankList, { ...rest, sort: orderValue });
-  let q = db.selectFrom('banks').selectAll().where('is_platform', '=', false);
   const flag = list.filters.banklink;
-  if (flag !== undefined) {
-    if (flag !== 'true' && flag !== 'false') {
-      throw validationError({ [banklink !== undefined ? 'banklink' : 'filter[banklink]']: ['must be true or false'] });
-    }
-    q = q.where('banklink', '=', flag === 'true');
+  if (flag !== undefined && flag !== 'true' && flag !== 'false') {
+    throw validationError({ [banklink !== undefined ? 'banklink' : 'filter[banklink]']: ['must be true or false'] });
   }
-  const rows = await q.execute();
+  let rows = await db.selectFrom('banks').selectAll().where('is_platform', '=', false).execute();
+  // A connector naming its banks (PSE institutions) decides which take banklink for this company.
+  const codes = banklinkRail?.bankCodes ? await banklinkRail.bankCodes().catch(() => null) : null;
+  if (codes) rows = rows.map((r) => ({ ...r, banklink: r.banklink && codes.has(r.code) }));
+  if (flag !== undefined) rows = rows.filter((r) => r.banklink === (flag === 'true'));
   // Sorted here so both engines agree on Spanish names whatever the database collation.
   const sortBy = list.sort ?? { field: 'priority', direction: 'asc' as const };
   const sign = sortBy.direction === 'asc' ? 1 : -1;

@@ -1,7 +1,8 @@
 import { chargeRail } from './rails.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { ApiError, validationError } from '../../platform/errors/api-error.ts';
-import { findBank } from '../banks/service.ts';
+import { findBank, takesBanklink } from '../banks/service.ts';
+import { customerAsPayer } from '../customers/service.ts';
 import { customerExists } from '../accounts/queries.ts';
 import { collectAmount, collectMetadata, createPayerCharge, fieldErrors, lockKey } from './collect.ts';
 import { BANKLINK_DUPLICATE_WINDOW_MS, BANKLINK_MINIMUM_PESOS, BANKLINK_SESSION_MINUTES, type BanklinkBody } from './collect-schemas.ts';
@@ -17,14 +18,20 @@ import { inTenant } from '../../platform/scope.ts';
  * it holds under concurrency on both engines.
  */
 export async function createBanklinkCharge(ctx: RequestContext, body: BanklinkBody, idempotencyKey: string | null): Promise<ChargeResponse> {
-  await chargeRail(ctx.deps, ctx, 'banklink'); // a live key without a connector: refused before anything else
+  const rail = await chargeRail(ctx.deps, ctx, 'banklink'); // a live key without a connector: refused before anything else
   const { errors, add } = fieldErrors();
   const amount = await collectAmount(ctx, body.amount, BANKLINK_MINIMUM_PESOS, add);
   const customerId = body.customer_id.toLowerCase();
   if (!(await customerExists(ctx.db, ctx, customerId))) add('customer_id', 'no such customer in this environment');
+  else if (rail.payerProblem) {
+    const problem = rail.payerProblem((await customerAsPayer(ctx.db, ctx, customerId))!);
+    if (problem) add('customer_id', problem);
+  }
   const bank = await findBank(ctx.db, body.bank_id);
   if (!bank || bank.is_platform) add('bank_id', 'no such bank');
-  else if (!bank.banklink) add('bank_id', `${bank.name} does not take bank-transfer (banklink) payments; see GET /v1/banks?banklink=true`);
+  else if (!(await takesBanklink(rail, bank))) {
+    add('bank_id', `${bank.name} does not take bank-transfer (banklink) payments; see GET /v1/banks?banklink=true`);
+  }
   const metadata = collectMetadata(body.metadata, add);
   if (Object.keys(errors).length) throw validationError(errors);
 

@@ -1,12 +1,16 @@
 import { sql, type Insertable, type Transaction } from 'kysely';
 import type { AppDeps, RequestContext, ServiceScope } from '../../platform/context.ts';
 import type { DB } from '../../platform/db/schema.ts';
+import type { Executor } from '../../platform/db/database.ts';
 import { ApiError, type FieldErrors } from '../../platform/errors/api-error.ts';
 import { prefixedId } from '../../platform/ids.ts';
 import { formatPesos, parseMinor } from '../../platform/money.ts';
 import { normalizeMetadata, type MetadataInput } from '../../platform/validation.ts';
 import { maxTransactionCop } from '../payments/queries.ts';
 import { chargeRail } from './rails.ts';
+import type { RailPayer } from '../../rails/index.ts';
+import { findBank } from '../banks/service.ts';
+import { customerAsPayer } from '../customers/service.ts';
 import { EXPIRED_REMARKS, FINAL } from './lifecycle.ts';
 import { toChargeResponse, type ChargeRow } from './present.ts';
 import { findCharge, lockCharge } from './queries.ts';
@@ -128,27 +132,55 @@ export function payerChargeValues(
 export interface Registration {
   networkId: string;
   qrPayload?: string;
+  /** Banklink through a connector: the provider's bank-session URL (the charge's `url`). */
+  redirectUrl?: string;
+}
+
+/** Where the bank (or the provider) sends the payer back: the company's redirect_url with charge_id added. */
+export function returnUrl(redirectUrl: string, chargeId: string): string {
+  try {
+    const url = new URL(redirectUrl);
+    url.searchParams.set('charge_id', chargeId);
+    return url.toString();
+  } catch {
+    return redirectUrl;
+  }
+}
+
+/** The charge's customer as its rail needs them (a deleted customer still pays its open charges). */
+async function payerOf(deps: AppDeps, charge: ChargeRow): Promise<RailPayer> {
+  const scope = { companyId: charge.company_id, environment: charge.environment };
+  const payer = await customerAsPayer(deps.database.db, scope, charge.customer_id!);
+  if (!payer) throw new Error(`charge ${charge.id}: customer ${charge.customer_id} not found`);
+  return payer;
 }
 
 /** Registers a recorded charge with its rail (again: the same answer). */
 export async function registerWithRail(deps: AppDeps, charge: ChargeRow): Promise<Registration> {
   const scope = { companyId: charge.company_id, environment: charge.environment };
   switch (charge.payment_method_type) {
-    case 'banklink':
-      return (await chargeRail(deps, scope, 'banklink')).open({
+    case 'banklink': {
+      const rail = await chargeRail(deps, scope, 'banklink');
+      const bank = await findBank(deps.database.db, charge.bank_id!);
+      return rail.open({
         reference: charge.id,
         amount: charge.amount,
         currency: charge.currency,
         bankId: charge.bank_id!,
-        redirectUrl: charge.redirect_url!,
+        bankCode: bank?.code ?? '',
+        description: charge.title,
+        redirectUrl: returnUrl(charge.redirect_url!, charge.id),
         expiresAt: new Date(charge.expires_at!),
+        payer: await payerOf(deps, charge),
       });
+    }
     case 'walleta':
     case 'walletb':
       return (await chargeRail(deps, scope, charge.payment_method_type)).requestToPay({
         reference: charge.id,
         amount: charge.amount,
         phone: charge.phone!,
+        payer: await payerOf(deps, charge),
       });
     case 'rtkey': {
       const company = await deps.database.db.selectFrom('companies').select('name').where('id', '=', charge.company_id).executeTakeFirstOrThrow();
@@ -194,7 +226,7 @@ export async function createPayerCharge(
   guard: (trx: Transaction<DB>) => Promise<void>,
 ): Promise<ChargeResponse> {
   // Refused before anything is recorded when a live key has no connector for the rail.
-  await chargeRail(ctx.deps, ctx, values.method);
+  const rail = await chargeRail(ctx.deps, ctx, values.method);
   const now = ctx.deps.clock.now();
   const baseUrl = ctx.deps.config.baseUrl;
   return runOutsideCall(requestOrigin(ctx), {
@@ -208,11 +240,20 @@ export async function createPayerCharge(
       return { recorded: charge, resourceId: charge.id, safetyJobId };
     },
     call: (charge) => registerWithRail(ctx.deps, charge),
-    settle: async (trx, charge, registration) =>
-      toChargeResponse(await settleRegistrationIn(trx, { ...scopeOfContext(ctx), db: trx, deps: ctx.deps }, charge.id, registration), baseUrl),
+    settle: async (trx, charge, registration) => {
+      const row = await settleRegistrationIn(trx, { ...scopeOfContext(ctx), db: trx, deps: ctx.deps }, charge.id, registration);
+      if (rail.poll) await schedulePoll(ctx.deps, trx, row);
+      return toChargeResponse(row, baseUrl);
+    },
     unknown: (charge) => toChargeResponse(charge, baseUrl),
     lost: () => new ApiError('charge_persistence_lost'),
   });
+}
+
+/** A connector's open operation is polled CONNECTOR_POLL_AFTER_MS from now if no signed event settles it first. */
+async function schedulePoll(deps: AppDeps, db: Executor, charge: ChargeRow): Promise<void> {
+  if (charge.status !== 'processing') return;
+  await deps.jobs.enqueue(db, RECONCILE_JOB, jobPayload(charge, {}), new Date(deps.clock.now().getTime() + deps.config.connectorPollAfterMs));
 }
 
 export const scopeOfContext = (ctx: RequestContext): Omit<ServiceScope, 'db' | 'deps'> => ({
@@ -244,7 +285,14 @@ export async function settleRegistrationIn(trx: Transaction<DB>, s: ServiceScope
   const row = await lockCharge(trx, s, chargeId);
   if (!row) throw new ApiError('record_not_found');
   if (row.status !== 'created') return row;
-  return applyChargeTransition(trx, s, chargeId, 'submit', { network_id: registration.networkId, qr_payload: registration.qrPayload ?? null }, row);
+  return applyChargeTransition(
+    trx,
+    s,
+    chargeId,
+    'submit',
+    { network_id: registration.networkId, qr_payload: registration.qrPayload ?? null, rail_url: registration.redirectUrl ?? null },
+    row,
+  );
 }
 
 /** The payer's (or the wallet's) answer to a payer charge. */
@@ -263,8 +311,17 @@ export async function settlePayerCharge(
   scope: Omit<ServiceScope, 'db' | 'deps'>,
   chargeId: string,
   outcome: SettleOutcome,
+  opts: SettleOptions = {},
 ): Promise<{ row: ChargeRow; applied: boolean; expired: boolean }> {
-  return settleAlone(deps, scope, (trx, s) => settlePayerChargeIn(trx, s, chargeId, outcome));
+  return settleAlone(deps, scope, (trx, s) => settlePayerChargeIn(trx, s, chargeId, outcome, opts));
+}
+
+export interface SettleOptions {
+  /**
+   * The outcome is a provider's final word (its signed event or a poll): it stands even past
+   * `expires_at` — money a payer sent late is still the company's, and a decline is a decline.
+   */
+  fromProvider?: boolean;
 }
 
 /** settlePayerCharge inside the caller's transaction. */
@@ -273,12 +330,14 @@ export async function settlePayerChargeIn(
   s: ServiceScope,
   chargeId: string,
   outcome: SettleOutcome,
+  opts: SettleOptions = {},
 ): Promise<{ row: ChargeRow; applied: boolean; expired: boolean }> {
   let row = await lockCharge(trx, s, chargeId);
   if (!row) throw new ApiError('record_not_found');
   if (FINAL.includes(row.status)) return { row, applied: false, expired: false };
   const now = s.deps.clock.now();
-  if (outcome.status === 'expired' || (row.expires_at && new Date(row.expires_at).getTime() <= now.getTime())) {
+  const overdue = !opts.fromProvider && row.expires_at !== null && new Date(row.expires_at).getTime() <= now.getTime();
+  if (outcome.status === 'expired' || overdue) {
     row = await applyChargeTransition(trx, s, chargeId, 'expire', { remarks: EXPIRED_REMARKS }, row);
     return { row, applied: true, expired: true };
   }
@@ -307,17 +366,41 @@ export async function runExpire(deps: AppDeps, payload: Record<string, unknown>)
     await deps.jobs.enqueue(deps.database.db, EXPIRE_JOB, payload, new Date(charge.expires_at));
     return;
   }
+  const rail = await chargeRail(deps, scope, charge.payment_method_type as PayerMethod);
+  if (rail.poll && charge.status === 'processing') {
+    // A provider's session may still be paid after our deadline: its word decides, never a guess.
+    const polled = await rail.poll(charge.id);
+    if (polled.status === 'pending') {
+      await deps.jobs.enqueue(deps.database.db, EXPIRE_JOB, payload, new Date(deps.clock.now().getTime() + deps.config.connectorPollAfterMs));
+      return;
+    }
+    await settlePayerCharge(deps, scope, charge.id, polled, { fromProvider: true });
+    return;
+  }
   const { applied } = await settlePayerCharge(deps, scope, charge.id, { status: 'expired' });
-  if (applied) await (await chargeRail(deps, scope, charge.payment_method_type as PayerMethod)).cancel(charge.id);
+  if (applied) await rail.cancel(charge.id);
 }
 
 /**
  * The reconciler's part for payer charges: one still `created` (the request never saved its
- * registration) is registered again (idempotent by the charge id) and submitted. A processing
- * one waits for the payer, the confirm or the expire job: nothing is guessed.
+ * registration) is registered again (idempotent by the charge id) and submitted. A processing one
+ * waits for the payer, the confirm or the expire job — except on a connector, whose transaction
+ * is polled when no signed event settled it (again every CONNECTOR_POLL_AFTER_MS until final).
  */
 export async function reconcilePayerCharge(deps: AppDeps, charge: ChargeRow): Promise<void> {
-  if (charge.status !== 'created') return;
-  const registration = await registerWithRail(deps, charge);
-  await saveRegistration(deps, scopeOfCharge(charge), charge.id, registration);
+  const scope = scopeOfCharge(charge);
+  const rail = await chargeRail(deps, scope, charge.payment_method_type as PayerMethod);
+  if (charge.status === 'created') {
+    const registration = await registerWithRail(deps, charge);
+    const row = await saveRegistration(deps, scope, charge.id, registration);
+    if (rail.poll) await schedulePoll(deps, deps.database.db, row);
+    return;
+  }
+  if (!rail.poll) return;
+  const polled = await rail.poll(charge.id);
+  if (polled.status !== 'pending') {
+    await settlePayerCharge(deps, scope, charge.id, polled, { fromProvider: true });
+    return;
+  }
+  await schedulePoll(deps, deps.database.db, charge);
 }

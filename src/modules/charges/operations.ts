@@ -8,7 +8,7 @@ import { postChargeRefund } from './ledger.ts';
 import { CANCELLABLE, CANCELLED_REMARKS, REFUND_MACHINE, RESOLVABLE } from './lifecycle.ts';
 import { toChargeResponse } from './present.ts';
 import { loadCharge } from './queries.ts';
-import { chargeRail } from './rails.ts';
+import { chargeRail, RAIL_OF_METHOD } from './rails.ts';
 import type { ChargeResponse, ResolveChargeBody } from './schemas.ts';
 import { jobPayload, RECONCILE_JOB } from './jobs.ts';
 import { settleRefundIn } from './settle.ts';
@@ -55,6 +55,12 @@ export async function refundCharge(ctx: RequestContext, id: string, body: { amou
         throw new ApiError('charge_is_test', {
           message:
             'This test charge was settled by resolve (a simulated outcome, no rail movement): it cannot be refunded. Test charges paid through the sandbox rail can.',
+        });
+      }
+      if (rail.refundsUnavailable) {
+        throw new ApiError('rail_refund_unavailable', {
+          message: `${rail.refundsUnavailable} Nothing was recorded.`,
+          extra: { rail: RAIL_OF_METHOD[charge.payment_method_type] },
         });
       }
       if (body.amount != null) {

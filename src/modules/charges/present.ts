@@ -48,7 +48,7 @@ export function toChargeResponse(row: ChargeRow, baseUrl: string): ChargeRespons
     bank_id: row.bank_id,
     redirect_url: row.redirect_url,
     reference: row.reference,
-    url: payerPage ? chargePageUrl(baseUrl, row.id) : null,
+    url: row.rail_url ?? (payerPage ? chargePageUrl(baseUrl, row.id) : null),
     qr: row.qr_payload ? { payload: row.qr_payload, image: qrPngDataUrl(row.qr_payload) } : null,
     expires_at: row.expires_at ? iso(row.expires_at) : null,
     phone: row.phone,

@@ -43,6 +43,8 @@ export interface ChargesTable {
   test_scenario: string | null;
   /** Card charges: monthly installments (null: 1; migrations/0016). */
   installments?: number | null;
+  /** Banklink through a connector: the provider's bank-session URL, the charge's `url` (migrations/0016). */
+  rail_url?: string | null;
   remarks: string | null;
   network_id: string | null;
   intent_id: string;

@@ -16,6 +16,7 @@ import {
   type SettleOutcome,
 } from './collect.ts';
 import { chargeRail } from './rails.ts';
+import { customerAsPayer } from '../customers/service.ts';
 import { WALLET_MINIMUM_PESOS, WALLETB_LIFETIME_MINUTES, type WalletaBody, type WalletbBody } from './collect-schemas.ts';
 import { EXPIRED_REMARKS, FINAL, OTP_INVALID_REMARKS } from './lifecycle.ts';
 import { toChargeResponse, type ChargeRow } from './present.ts';
@@ -38,7 +39,7 @@ const OPEN = ['created', 'processing'] as const;
  * under an advisory lock on it (and a partial unique index behind that).
  */
 export async function createWalletaRequest(ctx: RequestContext, body: WalletaBody, idempotencyKey: string | null): Promise<ChargeResponse> {
-  await chargeRail(ctx.deps, ctx, 'walleta'); // a live key without a connector: refused before anything else
+  const rail = await chargeRail(ctx.deps, ctx, 'walleta'); // a live key without a connector: refused before anything else
   const { errors, add } = fieldErrors();
   const amount = await collectAmount(ctx, body.amount, WALLET_MINIMUM_PESOS, add);
   const customerId = body.customer_id.toLowerCase();
@@ -50,6 +51,10 @@ export async function createWalletaRequest(ctx: RequestContext, body: WalletaBod
     .where('deleted_at', 'is', null)
     .executeTakeFirst();
   if (!customer) add('customer_id', 'no such customer in this environment');
+  else if (rail.payerProblem) {
+    const problem = rail.payerProblem((await customerAsPayer(ctx.db, ctx, customerId))!);
+    if (problem) add('customer_id', problem);
+  }
   const metadata = collectMetadata(body.metadata, add);
   if (Object.keys(errors).length) throw validationError(errors);
 
@@ -203,6 +208,8 @@ export async function confirmWalleta(ctx: RequestContext, id: string): Promise<C
   const charge = await loadRequest(ctx, id, 'walleta');
   if (FINAL.includes(charge.status)) return toChargeResponse(charge, ctx.deps.config.baseUrl);
   const outcome = await (await chargeRail(ctx.deps, ctx, 'walleta')).outcome({ reference: charge.id, amount: charge.amount, phone: charge.phone! });
+  // A connector whose payer has not acted yet: the request stays open (its event or poll settles it).
+  if (outcome.status === 'pending') return toChargeResponse(charge, ctx.deps.config.baseUrl);
   const settled = await settlePayerCharge(
     ctx.deps,
     scopeOfContext(ctx),
@@ -248,8 +255,13 @@ export async function confirmWalletb(ctx: RequestContext, id: string, otp: strin
   const { settled, outcome } = await runOutsideCall(requestOrigin(ctx), {
     rail: 'walletb',
     record: async () => ({ recorded: charge, resourceId: charge.id, safetyJobId: null }),
-    call: async (c): Promise<WalletOutcome | { status: 'expired' }> =>
-      isOverdue(c, ctx.deps.clock.now()) ? { status: 'expired' } : rail.outcome({ reference: c.id, amount: c.amount, phone: c.phone!, otp }),
+    call: async (c): Promise<Exclude<WalletOutcome, { status: 'pending' }> | { status: 'expired' }> => {
+      if (isOverdue(c, ctx.deps.clock.now())) return { status: 'expired' };
+      const answer = await rail.outcome({ reference: c.id, amount: c.amount, phone: c.phone!, otp });
+      // Not decided yet is no answer to an OTP: the payer retries it.
+      if (answer.status === 'pending') throw new Error('the wallet has not decided yet');
+      return answer;
+    },
     settle: async (trx, c, answer) => {
       const s: ServiceScope = { ...scopeOfContext(ctx), db: trx, deps: ctx.deps };
       const settling: SettleOutcome = answer.status === 'otp_invalid' ? { status: 'declined', remarks: OTP_INVALID_REMARKS } : answer;

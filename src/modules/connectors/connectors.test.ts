@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { createHarness, expectError, expectValidation, send, type Company, type Harness } from '../../../test/harness.ts';
 import { FakeWompi } from '../../../test/fakes/wompi-server.ts';
 import { cardBody, createCustomer } from '../../../test/support/cards.ts';
-import { balance, chargeEvents, runChargeJobs } from '../../../test/support/charges.ts';
+import { balance, BANCOLOMBIA, chargeEvents, runChargeJobs } from '../../../test/support/charges.ts';
+import { EXPIRE_JOB } from '../charges/jobs.ts';
+import { bankId } from '../banks/catalogue.ts';
 import { eventChecksumValid, integritySignature } from '../../rails/connectors/wompi/contract.ts';
 
 /**
@@ -83,7 +85,7 @@ describe('wompi connector', () => {
     const out = await connect();
     assert.equal(out.provider_environment, 'production');
     assert.deepEqual(out.private_key, { set: true, last4: '0001' });
-    assert.deepEqual(out.rails, ['card']);
+    assert.deepEqual(out.rails, ['card', 'banklink', 'walleta'], 'every rail the connector serves, by default');
     assert.equal(out.events_url, 'http://recaudo.test/v1/rails/wompi/events');
     const raw = JSON.stringify(await co.req({ url: '/v1/connectors/wompi', env: 'live' }));
     for (const secret of [fake.privateKey, fake.eventsSecret, fake.integritySecret]) assert.ok(!raw.includes(secret), 'no secret is answered');
@@ -206,6 +208,163 @@ describe('wompi connector', () => {
     expectValidation(res, 'card_number');
     const listed = await co.req({ url: `/v1/customers/${customer}/cards`, env: 'live' });
     assert.equal(listed.body.data.length, 0);
+  });
+
+  /** A live customer with what PSE asks of a payer: an identity document and an e-mail. */
+  async function payerCustomer(extra: Record<string, unknown> = {}) {
+    const res = await co.req({
+      url: '/v1/customers',
+      env: 'live',
+      body: {
+        first_name: 'Marta',
+        last_name: 'Rojas',
+        email: 'marta@example.com',
+        document_type: 'CC',
+        document_number: '1020304050',
+        phone: '+573001234567',
+        ...extra,
+      },
+    });
+    assert.equal(res.status, 200, res.raw);
+    return res.body.id as string;
+  }
+
+  const banklink = (customer: string, extra: Record<string, unknown> = {}) =>
+    co.req({
+      url: '/v1/charges/banklink',
+      env: 'live',
+      body: { amount: 85000, bank_id: BANCOLOMBIA, customer_id: customer, redirect_url: 'https://tienda.example/gracias?pedido=9', ...extra },
+    });
+
+  test('PSE: the banks are the provider’s institutions; a banklink charge sends the payer to the provider’s bank page, then the event pays it', async () => {
+    const rails = await co.req({ method: 'PUT', url: '/v1/connectors/wompi', env: 'live', body: { rails: ['card', 'banklink', 'walleta'] } });
+    assert.deepEqual(rails.body.rails, ['card', 'banklink', 'walleta']);
+    const banks = await co.req({ url: '/v1/banks?banklink=true', env: 'live' });
+    assert.equal(banks.status, 200, banks.raw);
+    assert.deepEqual(banks.body.map((b: { code: string }) => b.code).sort(), ['1001', '1007', '1051'], 'catalogue banks the provider lists');
+    const customer = await payerCustomer();
+    const before = (await balance(co, 'COP', 'live')).available;
+    const res = await banklink(customer, { reference: 'PED-0009' });
+    assert.equal(res.status, 200, res.raw);
+    assert.equal(res.body.status, 'processing');
+    const tx = txOf(res.body.id);
+    assert.equal(res.body.url, fake.bankPageUrl(tx.id), 'the provider’s async_payment_url');
+    assert.equal(res.body.network_id, tx.id);
+    assert.equal(tx.amount_in_cents, 8500000);
+    assert.deepEqual(
+      {
+        type: tx.payment_method!.type,
+        user_type: tx.payment_method!.user_type,
+        user_legal_id_type: tx.payment_method!.user_legal_id_type,
+        user_legal_id: tx.payment_method!.user_legal_id,
+        financial_institution_code: tx.payment_method!.financial_institution_code,
+      },
+      { type: 'PSE', user_type: 0, user_legal_id_type: 'CC', user_legal_id: '1020304050', financial_institution_code: '1007' },
+    );
+    const back = new URL((tx as { redirect_url?: string }).redirect_url!);
+    assert.equal(back.searchParams.get('charge_id'), res.body.id, 'the payer comes back with charge_id');
+    assert.equal(back.searchParams.get('pedido'), '9');
+    await fake.finalize(tx.id);
+    const paid = (await co.req({ url: `/v1/charges/${res.body.id}`, env: 'live' })).body;
+    assert.equal(paid.status, 'paid');
+    assert.equal((await balance(co, 'COP', 'live')).available, before + 85000);
+    const types = (await chargeEvents(h, co, res.body.id)).map((e) => e.type);
+    assert.deepEqual(types, ['charge.created', 'charge.processing', 'charge.paid']);
+    // The provider gives no money back for PSE: a coded refusal, nothing recorded.
+    const refund = await co.req({ url: `/v1/charges/${res.body.id}/refund`, env: 'live', body: {} });
+    expectError(refund, 422, 'rail_refund_unavailable');
+    assert.equal(refund.body.code, 10901);
+    assert.equal(refund.body.rail, 'banklink');
+    const refunds = await h.runtime.deps.database.db.selectFrom('charge_refunds').select('id').where('charge_id', '=', res.body.id).execute();
+    assert.equal(refunds.length, 0);
+    assert.equal((await co.req({ url: `/v1/charges/${res.body.id}`, env: 'live' })).body.status, 'paid');
+  });
+
+  test('PSE: a payer without identity, or a bank the provider does not list, is refused before anything is created', async () => {
+    const anonymous = await payerCustomer({ document_type: null, document_number: null });
+    expectValidation(await banklink(anonymous), 'customer_id');
+    const customer = await payerCustomer();
+    expectValidation(await banklink(customer, { bank_id: bankId('1809') }), 'bank_id');
+    assert.equal(fake.count('create_transaction') > 0, true);
+    const before = fake.transactions.size;
+    expectValidation(await banklink(customer, { bank_id: bankId('1013'), amount: 86000 }), 'bank_id');
+    assert.equal(fake.transactions.size, before, 'no provider transaction');
+  });
+
+  test('PSE: past its 30 minutes a session the provider still holds is not expired; the provider’s late approval pays it', async () => {
+    const customer = await payerCustomer();
+    const res = await banklink(customer, { amount: 91000 });
+    assert.equal(res.status, 200, res.raw);
+    const tx = txOf(res.body.id);
+    h.clock.advance(31 * 60_000);
+    await runChargeJobs(h, [res.body.id], EXPIRE_JOB);
+    assert.equal((await co.req({ url: `/v1/charges/${res.body.id}`, env: 'live' })).body.status, 'processing', 'the provider still has it open');
+    await fake.finalize(tx.id, { event: false });
+    h.clock.advance(POLL_MS + 1);
+    await runChargeJobs(h, [res.body.id], EXPIRE_JOB);
+    assert.equal((await co.req({ url: `/v1/charges/${res.body.id}`, env: 'live' })).body.status, 'paid');
+  });
+
+  test('PSE: the provider’s decline fails the charge with its reason; a lost answer creates one provider transaction', async () => {
+    const customer = await payerCustomer();
+    fake.failNext('create_transaction', 'lose_answer');
+    const idem = `pse-lost-${Date.now()}`;
+    const first = await co.req({
+      url: '/v1/charges/banklink',
+      env: 'live',
+      idem,
+      body: { amount: 92000, bank_id: BANCOLOMBIA, customer_id: customer, redirect_url: 'https://tienda.example/gracias' },
+    });
+    assert.equal(first.status, 200, first.raw);
+    assert.equal(first.body.status, 'created', 'the outcome is unknown: nothing guessed');
+    h.clock.advance(h.config.chargeReconcileDelayMs + 1);
+    await runChargeJobs(h, [first.body.id]);
+    const txs = [...fake.transactions.values()].filter((t) => t.reference === first.body.id);
+    assert.equal(txs.length, 1, 'one provider transaction for the reference');
+    const registered = (await co.req({ url: `/v1/charges/${first.body.id}`, env: 'live' })).body;
+    assert.equal(registered.status, 'processing');
+    assert.equal(registered.url, fake.bankPageUrl(txs[0].id));
+    await fake.finalize(txs[0].id, { status: 'DECLINED', message: 'Transacción rechazada por el banco' });
+    const failed = (await co.req({ url: `/v1/charges/${first.body.id}`, env: 'live' })).body;
+    assert.equal(failed.status, 'failed');
+    assert.equal(failed.remarks, 'DECLINED: Transacción rechazada por el banco');
+  });
+
+  const walleta = (customer: string, phone: string, externalId: string) =>
+    co.req({ url: '/v1/request-to-pay/walleta', env: 'live', body: { amount: 45000, customer_id: customer, phone, external_id: externalId } });
+
+  test('Nequi: the request is pushed to the payer’s app; confirm answers it open until the provider decides; the event settles it', async () => {
+    const customer = await payerCustomer();
+    const res = await walleta(customer, '+573991111111', `nequi-${Date.now()}`);
+    assert.equal(res.status, 200, res.raw);
+    assert.equal(res.body.status, 'processing');
+    const tx = txOf(res.body.id);
+    assert.deepEqual(tx.payment_method, { type: 'NEQUI', phone_number: '3991111111' });
+    const open = await co.req({ url: `/v1/request-to-pay/walleta/${res.body.id}/confirm`, env: 'live', idem: false, body: {} });
+    assert.equal(open.status, 200, open.raw);
+    assert.equal(open.body.status, 'processing', 'the payer has not acted yet');
+    await fake.finalize(tx.id);
+    const confirmed = await co.req({ url: `/v1/request-to-pay/walleta/${res.body.id}/confirm`, env: 'live', idem: false, body: {} });
+    assert.equal(confirmed.body.status, 'paid');
+    assert.equal((await chargeEvents(h, co, res.body.id)).filter((e) => e.type === 'charge.paid').length, 1);
+    const refund = await co.req({ url: `/v1/charges/${res.body.id}/refund`, env: 'live', body: {} });
+    expectError(refund, 422, 'rail_refund_unavailable');
+  });
+
+  test('Nequi: a decline reaches the charge by the reconciler’s poll; a customer without e-mail is refused', async () => {
+    const customer = await payerCustomer();
+    const res = await walleta(customer, '+573992222222', `nequi-d-${Date.now()}`);
+    assert.equal(res.status, 200, res.raw);
+    await fake.finalize(txOf(res.body.id).id, { event: false });
+    await runChargeJobs(h, [res.body.id]);
+    assert.equal((await co.req({ url: `/v1/charges/${res.body.id}`, env: 'live' })).body.status, 'processing', 'not polled before the deadline');
+    h.clock.advance(POLL_MS + 1);
+    await runChargeJobs(h, [res.body.id]);
+    const failed = (await co.req({ url: `/v1/charges/${res.body.id}`, env: 'live' })).body;
+    assert.equal(failed.status, 'failed');
+    assert.equal(failed.remarks, 'DECLINED: Transacción rechazada');
+    const noMail = await payerCustomer({ email: null });
+    expectValidation(await walleta(noMail, '+573991111111', `nequi-n-${Date.now()}`), 'customer_id');
   });
 
   test('health: authenticated, last event, nothing open past the deadline', async () => {

@@ -3,10 +3,11 @@ import type { Insertable } from 'kysely';
 import type { ConnectorEventsTable } from './tables.ts';
 import { ApiError } from '../../platform/errors/api-error.ts';
 import { prefixedId } from '../../platform/ids.ts';
-import { debitOutcomeOf } from '../../rails/connectors/wompi/card.ts';
+import { debitOutcomeOf, polledOutcomeOf } from '../../rails/connectors/wompi/outcomes.ts';
 import { eventChecksumValid, WOMPI_STATUSES, type WompiEvent, type WompiTransaction } from '../../rails/connectors/wompi/contract.ts';
 import { findChargeTenant } from '../charges/queries.ts';
 import { saveDebitOutcome } from '../charges/settle.ts';
+import { settlePayerCharge } from '../charges/collect.ts';
 import { readConnectorSettings } from './settings.ts';
 
 /**
@@ -70,8 +71,17 @@ export async function receiveWompiEvent(deps: AppDeps, body: unknown): Promise<{
     throw new ApiError('unauthenticated', { message: 'The event checksum does not match.' });
   }
   await record(deps, { ...tenant, verified: true });
-  if (charge.method !== 'card') return { received: true, settled: null };
-  const settleAt = new Date(deps.clock.now().getTime() + deps.config.connectorPollAfterMs);
-  const row = await saveDebitOutcome(deps, scope, tx.reference, debitOutcomeOf(tx, settleAt));
-  return { received: true, settled: row.status };
+  if (charge.method === 'card') {
+    const settleAt = new Date(deps.clock.now().getTime() + deps.config.connectorPollAfterMs);
+    const row = await saveDebitOutcome(deps, scope, tx.reference, debitOutcomeOf(tx, settleAt));
+    return { received: true, settled: row.status };
+  }
+  if (charge.method === 'banklink' || charge.method === 'walleta') {
+    const outcome = polledOutcomeOf(tx);
+    if (outcome.status === 'pending') return { received: true, settled: null };
+    // The provider's final word stands even past the charge's expiry (a payer who paid late still paid).
+    const { row } = await settlePayerCharge(deps, scope, tx.reference, outcome, { fromProvider: true });
+    return { received: true, settled: row.status };
+  }
+  return { received: true, settled: null };
 }

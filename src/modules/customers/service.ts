@@ -1,12 +1,12 @@
 import type { Selectable } from 'kysely';
 import type { RequestContext } from '../../platform/context.ts';
 import type { CustomersTable } from '../../platform/db/schema.ts';
-import { inTransaction } from '../../platform/db/database.ts';
+import { inTransaction, type Executor } from '../../platform/db/database.ts';
 import { validationError } from '../../platform/errors/api-error.ts';
 import { uuidv7 } from '../../platform/ids.ts';
 import { paginate, parseListQuery, type ListSpec } from '../../platform/lists/lists.ts';
 import { normalizeMetadata } from '../../platform/validation.ts';
-import { assertInScope, iso, requireUuid, inTenant, inCompany } from '../../platform/scope.ts';
+import { assertInScope, iso, requireUuid, inTenant, inCompany, type Tenant } from '../../platform/scope.ts';
 import type { CreateCustomerBody, CustomerResponse, UpdateCustomerBody } from './schemas.ts';
 import { customerRuleErrors, type CustomerShape } from './validate.ts';
 
@@ -111,6 +111,34 @@ export async function createCustomer(ctx: RequestContext, body: CreateCustomerBo
 export async function loadCustomer(ctx: RequestContext, id: string): Promise<CustomerRow> {
   const row = await ctx.db.selectFrom('customers').selectAll().$call(inCompany(ctx)).where('id', '=', requireUuid(id)).executeTakeFirst();
   return assertInScope(row, ctx);
+}
+
+/**
+ * The customer as a payer at a rail (PSE asks for the identity document): null when it does not
+ * exist in the tenant. Deleted customers are still payers of the charges they have.
+ */
+export async function customerAsPayer(
+  db: Executor,
+  scope: Tenant,
+  id: string,
+): Promise<{
+  kind: 'natural' | 'company';
+  documentType: string | null;
+  documentNumber: string | null;
+  fullName: string;
+  email: string | null;
+  phone: string | null;
+} | null> {
+  const row = await db.selectFrom('customers').selectAll().$call(inTenant(scope)).where('id', '=', id).executeTakeFirst();
+  if (!row) return null;
+  return {
+    kind: row.type,
+    documentType: row.document_type,
+    documentNumber: row.document_number,
+    fullName: [row.first_name, row.last_name].filter(Boolean).join(' ').trim(),
+    email: row.email,
+    phone: row.phone,
+  };
 }
 
 export async function getCustomer(ctx: RequestContext, id: string): Promise<CustomerResponse> {

@@ -94,6 +94,12 @@ export const Errors = {
     422,
     'No payment connector serves this rail for live keys; nothing was created (docs/rails.md).',
   ),
+  rail_refund_unavailable: def(
+    10901,
+    'rail_refund_unavailable',
+    422,
+    'The connector that collected this charge cannot give money back through its API; nothing was recorded (docs/connectors.md).',
+  ),
   internal_error: def(10500, 'internal_error', 500, 'An unexpected error occurred; it has been logged with the request id.'),
 } as const satisfies Record<string, ErrorDef>;
 

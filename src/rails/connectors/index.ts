@@ -1,6 +1,8 @@
 import type { Clock } from '../../platform/clock.ts';
 import type { MoneyPorts, MoneyRail, RailScope } from '../money.ts';
 import { WompiCard } from './wompi/card.ts';
+import { WompiNequi } from './wompi/nequi.ts';
+import { WompiPse } from './wompi/pse.ts';
 import { WompiClient, type CallObserver } from './wompi/client.ts';
 
 /** The connectors Recaudo has, by the name of their settings (`/v1/connectors/{name}`). */
@@ -9,7 +11,8 @@ export type ConnectorName = (typeof CONNECTOR_NAMES)[number];
 
 /** The rails each connector can serve (what the provider offers; docs/connectors.md). */
 export const CONNECTOR_RAILS: Record<ConnectorName, readonly MoneyRail[]> = {
-  wompi: ['card'],
+  // Daviplata (walletb) is listed by the provider but its OTP step is not in the public API reference.
+  wompi: ['card', 'banklink', 'walleta'],
 };
 
 /** A company's settings of a connector in one environment, secrets decrypted (never logged). */
@@ -42,6 +45,8 @@ export function connectorPorts(settings: ConnectorSettings, opts: ConnectorOptio
   const ports: Partial<MoneyPorts> = {};
   for (const rail of settings.rails) {
     if (rail === 'card') ports.card = new WompiCard(client, opts);
+    if (rail === 'banklink') ports.banklink = new WompiPse(client, { accountKey: `${settings.baseUrl}|${settings.publicKey}` });
+    if (rail === 'walleta') ports.walleta = new WompiNequi(client);
   }
   return ports;
 }

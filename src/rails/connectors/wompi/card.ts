@@ -2,27 +2,7 @@ import type { Clock } from '../../../platform/clock.ts';
 import { CardRefused, type CardData, type DebitOutcome, type DebitPort, type DebitRequest, type RefundRequest, type SavedCard } from '../../debit.ts';
 import { WompiRefused, WompiUnavailable, type WompiClient } from './client.ts';
 import type { WompiTransaction } from './contract.ts';
-
-/** What a debit's outcome is, given the provider's transaction (from an answer, a poll or an event). */
-export function debitOutcomeOf(tx: WompiTransaction, settleAt: Date): DebitOutcome {
-  switch (tx.status) {
-    case 'APPROVED':
-      return { status: 'approved', networkId: tx.id };
-    case 'DECLINED':
-    case 'ERROR':
-      return { status: 'declined', networkId: tx.id, remarks: remarksOf(tx) };
-    case 'VOIDED':
-      return { status: 'declined', networkId: tx.id, remarks: 'VOIDED' };
-    default:
-      return { status: 'pending', networkId: tx.id, settleAt };
-  }
-}
-
-/** The provider's reason, as the charge's remarks: `DECLINED: Fondos insuficientes`. */
-export function remarksOf(tx: WompiTransaction): string {
-  const message = (tx.status_message ?? '').trim();
-  return (message ? `${tx.status}: ${message}` : tx.status).slice(0, 250);
-}
+import { createOnce, debitOutcomeOf } from './outcomes.ts';
 
 /** A 4xx of the provider on card data is a refusal of the card, definitive; anything else stays unknown. */
 async function refusalsOfCard<T>(call: Promise<T>): Promise<T> {
@@ -48,14 +28,6 @@ function parseSource(source: string | null | undefined): CardSource | null {
   } catch {
     return null;
   }
-}
-
-/**
- * ASSUMPTION: a second transaction with a reference already used is refused with a 422 whose
- * messages name `reference`; the transaction the reference already has is then looked up.
- */
-function isDuplicateReference(error: unknown): boolean {
-  return error instanceof WompiRefused && error.status === 422 && !!error.body?.error?.messages && 'reference' in error.body.error.messages;
 }
 
 /**
@@ -99,7 +71,7 @@ export class WompiCard implements DebitPort {
     }
     let tx: WompiTransaction;
     try {
-      tx = await this.client.createTransaction({
+      tx = await createOnce(this.client, {
         reference: request.reference,
         amount: request.amount,
         currency: request.currency,
@@ -108,16 +80,9 @@ export class WompiCard implements DebitPort {
         paymentMethod: { installments: request.installments ?? 1 },
       });
     } catch (error) {
-      if (isDuplicateReference(error)) {
-        const found = await this.client.findByReference(request.reference);
-        if (!found) throw new WompiUnavailable(`wompi: reference ${request.reference} used but not found`);
-        tx = found;
-      } else if (error instanceof WompiRefused) {
-        // Refused before any money moved (bad data, keys, amount): a final decline with the reason.
-        return { status: 'declined', networkId: '', remarks: `${error.type}: ${error.message}`.slice(0, 250) };
-      } else {
-        throw error;
-      }
+      // Refused before any money moved (bad data, keys, amount): a final decline with the reason.
+      if (error instanceof WompiRefused) return { status: 'declined', networkId: '', remarks: `${error.type}: ${error.message}`.slice(0, 250) };
+      throw error;
     }
     return debitOutcomeOf(tx, this.settleAt());
   }

@@ -61,6 +61,8 @@ export interface TransactionRequest {
   paymentSourceId?: number;
   paymentMethod?: Record<string, unknown>;
   redirectUrl?: string;
+  /** The payer as the provider asks for it on PSE (full name, phone). */
+  customerData?: { full_name: string; phone_number?: string };
 }
 
 /**
@@ -163,6 +165,7 @@ export class WompiClient {
       ...(req.paymentSourceId !== undefined ? { payment_source_id: req.paymentSourceId } : {}),
       ...(req.paymentMethod ? { payment_method: req.paymentMethod } : {}),
       ...(req.redirectUrl ? { redirect_url: req.redirectUrl } : {}),
+      ...(req.customerData ? { customer_data: req.customerData } : {}),
     });
   }
 

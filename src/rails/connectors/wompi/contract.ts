@@ -39,6 +39,15 @@ export interface WompiTransaction {
   finalized_at?: string | null;
 }
 
+/**
+ * PSE's document types by the customers' ones (the provider's list: CC, CE, NIT, PP, TI, DNI, RG,
+ * OTHER). A person pays as user_type 0, a company as 1.
+ */
+export const PSE_LEGAL_ID_TYPES: Readonly<Record<string, string>> = { CC: 'CC', CE: 'CE', NIT: 'NIT', PASSPORT: 'PP' };
+
+/** ASSUMPTION: PSE's payment_description is cut at 30 characters (what the bank shows). */
+export const PSE_DESCRIPTION_MAX = 30;
+
 /** The error envelope: `{ error: { type, reason? , messages? } }`. */
 export interface WompiErrorBody {
   error: { type: string; reason?: string; messages?: Record<string, string[]> };

@@ -1,0 +1,53 @@
+import type { RefundRequest } from '../../debit.ts';
+import type { PolledOutcome, RailPayer } from '../../payer.ts';
+import type { WalletOutcome, WalletPort, WalletRequest } from '../../wallets.ts';
+import type { WompiClient } from './client.ts';
+import { createOnce, pollReference } from './outcomes.ts';
+
+/**
+ * Nequi through the provider (rail `walleta`): the request-to-pay is a NEQUI transaction whose
+ * reference is the charge id; the provider pushes it to the payer's app. The confirm endpoint,
+ * the signed event and the reconciler's poll read where it stands. Nequi payments cannot be
+ * voided or refunded through the provider's API.
+ */
+export class WompiNequi implements WalletPort {
+  readonly name = 'wompi';
+  readonly refundsUnavailable = 'Wompi does not refund Nequi payments through its API: give the money back to the payer by transfer (a cash-out).';
+
+  constructor(private readonly client: WompiClient) {}
+
+  payerProblem(payer: RailPayer): string | null {
+    return payer.email ? null : 'Nequi through Wompi needs the customer’s e-mail: set email on the customer';
+  }
+
+  async requestToPay(request: WalletRequest): Promise<{ networkId: string }> {
+    const email = request.payer?.email;
+    if (!email) throw new Error('Nequi through Wompi needs the customer’s e-mail');
+    const acceptance = await this.client.acceptance();
+    const tx = await createOnce(this.client, {
+      reference: request.reference,
+      amount: request.amount,
+      currency: 'COP',
+      customerEmail: email,
+      acceptanceToken: acceptance.token,
+      paymentMethod: { type: 'NEQUI', phone_number: request.phone.replace(/^\+57/, '') },
+    });
+    return { networkId: tx.id };
+  }
+
+  /** The payer acted (or not yet) in the app: the provider's word, pending included. */
+  async outcome(request: WalletRequest & { otp?: string }): Promise<WalletOutcome> {
+    return pollReference(this.client, request.reference);
+  }
+
+  poll(reference: string): Promise<PolledOutcome> {
+    return pollReference(this.client, reference);
+  }
+
+  /** The provider has no way to withdraw a push: it expires in the app (and the poll settles it). */
+  async cancel(): Promise<void> {}
+
+  async refund(_request: RefundRequest): Promise<{ status: 'succeeded'; networkId: string }> {
+    throw new Error(this.refundsUnavailable);
+  }
+}

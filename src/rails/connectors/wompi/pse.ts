@@ -1,0 +1,88 @@
+import type { BanklinkPort, BanklinkSession } from '../../banklink.ts';
+import type { RefundRequest } from '../../debit.ts';
+import type { PolledOutcome, RailPayer } from '../../payer.ts';
+import { WompiUnavailable, type WompiClient } from './client.ts';
+import { PSE_DESCRIPTION_MAX, PSE_LEGAL_ID_TYPES } from './contract.ts';
+import { createOnce, pollReference } from './outcomes.ts';
+
+/** The provider's PSE institutions, kept per account for an hour (the list changes rarely). */
+const INSTITUTIONS_TTL_MS = 3_600_000;
+const institutions = new Map<string, { at: number; codes: ReadonlySet<string> }>();
+
+/**
+ * PSE through the provider (rail `banklink`): the charge becomes a PSE transaction whose reference
+ * is the charge id, for the bank the payer chose (the catalogue's ACH code is PSE's financial
+ * institution code) and the customer's identity document; the payer is sent to the provider's
+ * bank-session URL (`async_payment_url`), which the provider gives once it has processed the
+ * transaction, so it is asked for a few times. The outcome comes from the signed event or the
+ * reconciler's poll. PSE payments cannot be voided or refunded through the provider's API.
+ */
+export class WompiPse implements BanklinkPort {
+  readonly name = 'wompi';
+  readonly refundsUnavailable = 'Wompi does not refund PSE payments through its API: give the money back to the payer by transfer (a cash-out).';
+
+  constructor(
+    private readonly client: WompiClient,
+    private readonly opts: { accountKey: string; urlAttempts?: number; urlIntervalMs?: number },
+  ) {}
+
+  payerProblem(payer: RailPayer): string | null {
+    if (!payer.documentType || !payer.documentNumber)
+      return 'PSE needs the customer’s identity document: set document_type and document_number on the customer';
+    if (!payer.email) return 'PSE needs the customer’s e-mail: set email on the customer';
+    return null;
+  }
+
+  async bankCodes(): Promise<ReadonlySet<string>> {
+    const kept = institutions.get(this.opts.accountKey);
+    if (kept && Date.now() - kept.at < INSTITUTIONS_TTL_MS) return kept.codes;
+    const codes = new Set((await this.client.pseInstitutions()).map((i) => i.code).filter((c) => c !== '0'));
+    institutions.set(this.opts.accountKey, { at: Date.now(), codes });
+    return codes;
+  }
+
+  async open(session: BanklinkSession): Promise<{ networkId: string; redirectUrl?: string }> {
+    const problem = this.payerProblem(session.payer);
+    if (problem) throw new Error(problem); // checked when the charge is created; a customer changed since
+    const payer = session.payer;
+    const acceptance = await this.client.acceptance();
+    let tx = await createOnce(this.client, {
+      reference: session.reference,
+      amount: session.amount,
+      currency: session.currency,
+      customerEmail: payer.email!,
+      acceptanceToken: acceptance.token,
+      redirectUrl: session.redirectUrl,
+      customerData: { full_name: payer.fullName, ...(payer.phone ? { phone_number: payer.phone.replace(/^\+57/, '') } : {}) },
+      paymentMethod: {
+        type: 'PSE',
+        user_type: payer.kind === 'company' ? 1 : 0,
+        user_legal_id_type: PSE_LEGAL_ID_TYPES[payer.documentType!] ?? payer.documentType,
+        user_legal_id: payer.documentNumber,
+        financial_institution_code: session.bankCode,
+        payment_description: session.description.slice(0, PSE_DESCRIPTION_MAX),
+      },
+    });
+    const attempts = this.opts.urlAttempts ?? 10;
+    for (let i = 0; ; i++) {
+      const url = tx.payment_method?.extra?.async_payment_url;
+      if (typeof url === 'string' && url) return { networkId: tx.id, redirectUrl: url };
+      // Final without a bank session (refused at once): the poll settles the charge with the reason.
+      if (tx.status !== 'PENDING') return { networkId: tx.id };
+      if (i >= attempts) throw new WompiUnavailable(`wompi: no bank URL for ${tx.id} yet`);
+      await new Promise((resolve) => setTimeout(resolve, this.opts.urlIntervalMs ?? 300));
+      tx = await this.client.getTransaction(tx.id);
+    }
+  }
+
+  poll(reference: string): Promise<PolledOutcome> {
+    return pollReference(this.client, reference);
+  }
+
+  /** The provider has no way to withdraw a PSE session: it expires there by itself (and the poll settles it). */
+  async cancel(): Promise<void> {}
+
+  async refund(_request: RefundRequest): Promise<{ status: 'succeeded'; networkId: string }> {
+    throw new Error(this.refundsUnavailable);
+  }
+}
