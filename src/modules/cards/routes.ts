@@ -14,7 +14,17 @@ import {
   tokenizedCardBody,
   tokenResponse,
 } from './schemas.ts';
-import { createCard, recoverCard, createCardFromToken, createToken, deleteCard, getCard, listCards, listCustomerCards } from './service.ts';
+import {
+  createCard,
+  recoverCard,
+  recoverToken,
+  createCardFromToken,
+  createToken,
+  deleteCard,
+  getCard,
+  listCards,
+  listCustomerCards,
+} from './service.ts';
 
 const tags = ['Cards'];
 const cardErrors =
@@ -36,6 +46,7 @@ export function cardRoutes(app: FastifyInstance): void {
   });
 
   r.post('/cards/tokenized', {
+    config: { recover: recoverCard },
     schema: {
       tags,
       summary: 'Save a card from a card token',
@@ -89,7 +100,7 @@ export function cardRoutes(app: FastifyInstance): void {
   });
 
   r.post('/tokens', {
-    config: { auth: 'publishable', sensitiveBody: true },
+    config: { auth: 'publishable', sensitiveBody: true, recover: recoverToken },
     schema: {
       tags,
       summary: 'Create a card token (publishable key)',

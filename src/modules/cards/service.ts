@@ -105,40 +105,41 @@ async function customerEmail(ctx: RequestContext, customerId: string): Promise<s
 }
 
 /**
- * Saving the card at the provider, through the outside-call protocol: the card id is named with
- * the request's claim before the call (a retry of the key answers that card, or saves it again
- * when it was never written); the card data lives only in memory for the call. A refusal of the
- * card by the provider is 422 on card_number; an unknown outcome is 503 and nothing is saved.
+ * A call to the provider's card vault (saving a card, tokenizing one), through the outside-call
+ * protocol: the resource id is named with the request's claim before the call (a retry of the key
+ * answers that resource, or runs again when it was never written); card data lives only in memory
+ * for the call. A refusal of the card by the provider is 422 on card_number; an unknown outcome is
+ * 503 and nothing is saved.
  */
-async function saveAtProvider(
+async function atProvider<T, R>(
   ctx: RequestContext,
-  cardId: string,
-  vault: (now: Date) => Promise<SavedCard>,
-  insert: (trx: Executor, saved: SavedCard) => Promise<CardRow>,
-): Promise<CardRow> {
+  resourceId: string,
+  vault: (now: Date) => Promise<T>,
+  insert: (trx: Executor, answer: T) => Promise<R>,
+): Promise<R> {
   const now = ctx.deps.clock.now();
   const result = await runOutsideCall(requestOrigin(ctx), {
     rail: 'card',
-    record: async () => ({ recorded: null, resourceId: cardId, safetyJobId: null }),
+    record: async () => ({ recorded: null, resourceId, safetyJobId: null }),
     call: async () => {
       try {
-        return { saved: await vault(now) };
+        return { answer: await vault(now) };
       } catch (error) {
         if (error instanceof CardRefused) return { refused: error.reason };
         throw error;
       }
     },
-    settle: async (trx, _r, outcome) => (outcome.saved ? { row: await insert(trx, outcome.saved) } : { refused: outcome.refused ?? 'refused' }),
+    settle: async (trx, _r, outcome) => ('answer' in outcome ? { row: await insert(trx, outcome.answer as T) } : { refused: outcome.refused }),
     unknown: () => {
       throw new ApiError('service_unavailable', {
-        message: 'The payment provider did not answer; the card was not saved. Retry with the same x-idempotency.',
+        message: 'The payment provider did not answer; nothing was saved. Retry with the same x-idempotency.',
       });
     },
     lost: () =>
-      new ApiError('service_unavailable', { message: 'The card was saved at the provider but not here; retry with the same x-idempotency.' }),
+      new ApiError('service_unavailable', { message: 'The payment provider answered but it was not saved here; retry with the same x-idempotency.' }),
   });
-  if (!result.row) throw validationError({ card_number: [`the payment provider refused the card: ${result.refused}`] });
-  return result.row;
+  if (!('row' in result)) throw validationError({ card_number: [`the payment provider refused the card: ${result.refused}`] });
+  return result.row as R;
 }
 
 /** What a saved card keeps of the provider's answer. */
@@ -157,6 +158,12 @@ export const recoverCard: RecoverResource = async (req, id) => {
   return row ? toCardResponse(row, req.ctx.deps.clock.now()) : null;
 };
 
+/** A retry of POST /tokens whose run named the token and died: the token, or null (never saved: run again). */
+export const recoverToken: RecoverResource = async (req, id) => {
+  const row = await req.ctx.deps.database.db.selectFrom('card_tokens').selectAll().$call(inTenant(req.ctx)).where('id', '=', id).executeTakeFirst();
+  return row ? toTokenResponse(row) : null;
+};
+
 /** POST /cards: the card number and security code are checked and then forgotten (or handed to the provider's vault). */
 export async function createCard(ctx: RequestContext, body: CreateCardBody): Promise<CardResponse> {
   const now = ctx.deps.clock.now();
@@ -167,7 +174,7 @@ export async function createCard(ctx: RequestContext, body: CreateCardBody): Pro
   const insert = (db: Executor, saved: SavedCard | null) => insertCard(db, ctx, cardId, customerId, card, body, saved, now);
   if (!vault) return toCardResponse(await insert(ctx.db, null), now);
   const email = await customerEmail(ctx, customerId);
-  const row = await saveAtProvider(
+  const row = await atProvider(
     ctx,
     cardId,
     async (acceptedAt) => {
@@ -302,12 +309,42 @@ function selectCards(ctx: RequestContext) {
 export async function createToken(ctx: RequestContext, body: CreateTokenBody): Promise<TokenResponse> {
   const now = ctx.deps.clock.now();
   const card = checkData(body, now);
-  const row = await ctx.db
+  const tokenId = prefixedId('tok', now.getTime());
+  const vault = await providerVault(ctx);
+  if (!vault) return toTokenResponse(await insertToken(ctx.db, ctx, tokenId, card, body, null, now));
+  // A connector keeps cards: the card data becomes the provider's token at once (never stored here).
+  const row = await atProvider(
+    ctx,
+    tokenId,
+    async () =>
+      vault.tokenizeCard({
+        number: card.pan,
+        cvc: String(body.cvv ?? body.ccv),
+        expMonth: card.expMonth,
+        expYear: card.expYear,
+        holderName: holderName(body.holder_name),
+      }),
+    (db, answer) => insertToken(db, ctx, tokenId, card, body, answer.token, now),
+  );
+  return toTokenResponse(row);
+}
+
+async function insertToken(
+  db: Executor,
+  ctx: RequestContext,
+  tokenId: string,
+  card: CheckedCard,
+  body: CreateTokenBody,
+  railToken: string | null,
+  now: Date,
+) {
+  const row = await db
     .insertInto('card_tokens')
     .values({
       company_id: ctx.companyId,
       environment: ctx.environment,
-      id: prefixedId('tok', now.getTime()),
+      id: tokenId,
+      rail_token: railToken,
       brand: card.brand,
       last4: card.last4,
       exp_month: card.expMonth,
@@ -323,12 +360,12 @@ export async function createToken(ctx: RequestContext, body: CreateTokenBody): P
     .returningAll()
     .executeTakeFirstOrThrow();
   // Tokens a day past their expiry are of no use, not even to explain a refusal: dropped here.
-  await ctx.db
+  await db
     .deleteFrom('card_tokens')
     .$call(inTenant(ctx))
     .where('expires_at', '<', new Date(now.getTime() - 86_400_000))
     .execute();
-  return toTokenResponse(row);
+  return row;
 }
 
 /**
@@ -363,7 +400,34 @@ export async function createCardFromToken(ctx: RequestContext, body: TokenizedCa
         : 'the card token expired (tokens last 10 minutes)';
     throw validationError({ card_token: [problem] });
   }
-  const row = await ctx.db
+  const vault = await providerVault(ctx);
+  const insert = (db: Executor, saved: SavedCard | null) => insertTokenizedCard(db, ctx, cardId, customerId, token, body, saved, now);
+  if (!vault) return toCardResponse(await insert(ctx.db, null), now);
+  // A token made before the connector kept cards has no provider token: the card must be entered again.
+  if (!token.rail_token)
+    throw validationError({ card_token: ['the card token was made before the payment provider kept cards: create a new token'] });
+  const email = await customerEmail(ctx, customerId);
+  // The provider's token is single-use: an unknown outcome spends it (503; create a new token).
+  const row = await atProvider(
+    ctx,
+    cardId,
+    async (acceptedAt) => vault.saveCard({ token: token.rail_token!, customerEmail: email, acceptedAt }),
+    insert,
+  );
+  return toCardResponse(row, now);
+}
+
+function insertTokenizedCard(
+  db: Executor,
+  ctx: RequestContext,
+  cardId: string,
+  customerId: string,
+  token: Selectable<CardTokensTable>,
+  body: TokenizedCardBody,
+  saved: SavedCard | null,
+  now: Date,
+): Promise<CardRow> {
+  return db
     .insertInto('cards')
     .values({
       company_id: ctx.companyId,
@@ -379,11 +443,11 @@ export async function createCardFromToken(ctx: RequestContext, body: TokenizedCa
       authorization: body.authorization ?? false,
       outcome_class: token.outcome_class,
       source: 'token',
+      ...providerColumns(saved),
       created_at: now,
       updated_at: now,
       deleted_at: null,
     })
     .returningAll()
     .executeTakeFirstOrThrow();
-  return toCardResponse(row, now);
 }

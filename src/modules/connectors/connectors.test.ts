@@ -236,6 +236,39 @@ describe('wompi connector', () => {
       body: { amount: 85000, bank_id: BANCOLOMBIA, customer_id: customer, redirect_url: 'https://tienda.example/gracias?pedido=9', ...extra },
     });
 
+  test('cards tokenized from the browser are the provider’s tokens, saved there as a payment source; a refused card is 422', async () => {
+    const customer = await createCustomer(co, 'live', 'Tomas');
+    const tokenized = fake.count('tokenize_card');
+    const token = await co.req({ url: '/v1/tokens', env: 'live', body: cardBody('', { customer_id: undefined }), key: co.publishable_keys.live });
+    assert.equal(token.status, 200, token.raw);
+    assert.equal(fake.count('tokenize_card'), tokenized + 1, 'the card data went to the provider');
+    const row = await h.runtime.deps.database.db
+      .selectFrom('card_tokens')
+      .select('rail_token')
+      .where('id', '=', token.body.id)
+      .executeTakeFirstOrThrow();
+    assert.match(row.rail_token!, /^tok_test_/);
+    const sources = fake.count('payment_source');
+    const card = await co.req({
+      url: '/v1/cards/tokenized',
+      env: 'live',
+      body: { customer_id: customer, card_token: token.body.id, authorization: true },
+    });
+    assert.equal(card.status, 200, card.raw);
+    assert.equal(fake.count('payment_source'), sources + 1);
+    const created = await charge(customer, card.body.id);
+    assert.equal(created.status, 'processing');
+    await fake.finalize(txOf(created.id).id);
+    assert.equal((await co.req({ url: `/v1/charges/${created.id}`, env: 'live' })).body.status, 'paid');
+    const refused = await co.req({
+      url: '/v1/tokens',
+      env: 'live',
+      body: cardBody('', { customer_id: undefined, holder_name: 'Al' }),
+      key: co.publishable_keys.live,
+    });
+    expectValidation(refused, 'card_number');
+  });
+
   test('PSE: the banks are the provider’s institutions; a banklink charge sends the payer to the provider’s bank page, then the event pays it', async () => {
     const rails = await co.req({ method: 'PUT', url: '/v1/connectors/wompi', env: 'live', body: { rails: ['card', 'banklink', 'walleta'] } });
     assert.deepEqual(rails.body.rails, ['card', 'banklink', 'walleta']);
