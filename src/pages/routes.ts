@@ -16,7 +16,8 @@ import { scopeOf } from './lookup.ts';
 import { emvcoPayload, qrSvg } from './qr.ts';
 import { checkCard, normalisePhone, parsePesosInput, type AttemptOutcome } from './sandbox.ts';
 import { applyTestScenario, sandboxCardOutcome } from '../rails/sandbox-table.ts';
-import type { RailScope } from '../rails/index.ts';
+import { CardRefused, type DebitRequest, type MoneyRail, type RailScope } from '../rails/index.ts';
+import { rejectionOf, scheduleAttemptPoll } from '../modules/payments/provider-attempts.ts';
 import {
   attemptMinimum,
   bankPage,
@@ -128,6 +129,10 @@ function pageRateLimit(scope: FastifyInstance, deps: AppDeps, limiter: RateLimit
     if (!decision.allowed) throw new ApiError('rate_limited', { headers: { 'retry-after': String(decision.retryAfterSeconds) } });
   });
 }
+
+/** A connector that files payments under the payer's e-mail, on a payment that has none. */
+const NEEDS_EMAIL =
+  'Este medio de pago necesita el correo del pagador y este cobro no lo tiene. Usa otro medio o pide a la empresa un enlace con tu correo.';
 
 export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const tokens = new FormTokens(deps.config.pagesSecret);
@@ -338,6 +343,30 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
     }
   }
 
+  /**
+   * A rail's answer to an attempt. Through a connector (one that can be polled) the attempt is
+   * polled later if nothing settles it first — asked for before the call, so an answer that never
+   * comes (a timeout, a crash) leaves the attempt in progress for the poll, never guessed.
+   */
+  async function askProvider(
+    scope: RailScope,
+    intent: IntentRow,
+    rail: MoneyRail,
+    poll: unknown,
+    call: () => Promise<AttemptOutcome>,
+  ): Promise<AttemptOutcome> {
+    if (!poll) return call();
+    await scheduleAttemptPoll(deps, db(), scope, intent.id, rail);
+    try {
+      const outcome = await call();
+      // A provider's decline is classified into the attempts' reasons (docs/payments.md).
+      return outcome.status === 'declined' ? { status: 'declined', remarks: rejectionOf(outcome.remarks) } : outcome;
+    } catch (error) {
+      app.log.warn({ err: error, intent: intent.id }, 'the connector did not answer a payment-page attempt; its poll settles it');
+      return { status: 'pending' };
+    }
+  }
+
   async function runOutcome(reply: FastifyReply, found: PayerView, intent: IntentRow, outcome: AttemptOutcome, amountInput: string) {
     if (outcome.status !== 'pending') await settleQuietly(found.payment, intent.id, outcome);
     return afterAttempt(reply, found.payment.id, intent, amountInput);
@@ -388,20 +417,50 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
         };
         const { errors, card } = checkCard(values, now());
         if (!card) return showPayment(reply, found, 422, { chosenAmount: amount, amountInput, form: { method: 'card', errors, values: echo } });
-        const rail = await deps.rails.money(railScope(found.payment), 'card');
+        const scope = railScope(found.payment);
+        const rail = await deps.rails.money(scope, 'card');
+        const cardError = (message: string) =>
+          showPayment(reply, found, 422, {
+            chosenAmount: amount,
+            amountInput,
+            form: { method: 'card', errors: { card_number: message }, values: echo },
+          });
+        // A connector that keeps cards: the card becomes the provider's single-use token first.
+        let token: string | undefined;
+        if (rail.tokenizeCard) {
+          if (!found.payment.email) return cardError(NEEDS_EMAIL);
+          try {
+            token = (
+              await rail.tokenizeCard({
+                number: card.pan,
+                cvc: values.cvv,
+                expMonth: card.expMonth,
+                expYear: card.expYear,
+                holderName: values.holder_name,
+              })
+            ).token;
+          } catch (error) {
+            if (error instanceof CardRefused) return cardError('El medio de pago rechazó los datos de la tarjeta. Revísalos e intenta de nuevo.');
+            return cardError('El medio de pago no respondió. Intenta de nuevo en unos minutos; no se hizo ningún cobro.');
+          }
+        }
         const intent = await start(reply, found, 'card', amount);
         if (!intent) return reply;
-        // The card rail decides, as it does for POST /v1/charges (the sandbox table for test keys).
-        const answer = await rail.debit({
+        const request: DebitRequest = {
           reference: intent.id,
           method: 'card',
           amount,
           currency: found.payment.currency,
-          card: { outcome_class: sandboxCardOutcome(card.pan), exp_month: card.expMonth, exp_year: card.expYear },
+          card: { outcome_class: sandboxCardOutcome(card.pan), exp_month: card.expMonth, exp_year: card.expYear, token },
+          payerEmail: found.payment.email,
           test_scenario: found.payment.test_scenario,
           submittedAt: now(),
+        };
+        // The card rail decides, as it does for POST /v1/charges (the sandbox table for test keys).
+        const outcome = await askProvider(scope, intent, 'card', rail.poll, async () => {
+          const answer = await rail.debit(request);
+          return answer.status === 'declined' ? { status: 'declined', remarks: answer.remarks } : { status: answer.status };
         });
-        const outcome: AttemptOutcome = answer.status === 'declined' ? { status: 'declined', remarks: answer.remarks } : { status: answer.status };
         return runOutcome(reply, found, intent, outcome, amountInput);
       });
 
@@ -419,17 +478,22 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
               form: { method, errors: { phone: message }, values: { phone: typed } },
             });
           if (!phone) return formError('Escribe un número de celular colombiano de 10 dígitos, por ejemplo 300 123 4567.');
-          const rail = await deps.rails.money(railScope(found.payment), method);
+          const scope = railScope(found.payment);
+          const rail = await deps.rails.money(scope, method);
+          const payer = { kind: 'natural' as const, documentType: null, documentNumber: null, fullName: '', email: found.payment.email, phone };
+          if (rail.payerProblem?.(payer)) return formError(NEEDS_EMAIL);
           const intent = await start(reply, found, method, amount);
           if (!intent) return reply;
           // The wallet rail decides, as it does for the API's request-to-pay (the payer confirms in the app).
-          const request = { reference: intent.id, amount, phone };
-          await rail.requestToPay(request);
-          const answer = await rail.outcome(request);
-          const outcome: AttemptOutcome =
-            answer.status === 'approved'
+          const request = { reference: intent.id, amount, phone, payer };
+          const outcome = await askProvider(scope, intent, method, rail.poll, async () => {
+            await rail.requestToPay(request);
+            const answer = await rail.outcome(request);
+            if (answer.status === 'pending') return { status: 'pending' };
+            return answer.status === 'approved'
               ? applyTestScenario(answer, found.payment.test_scenario)
               : { status: 'declined', remarks: answer.status === 'declined' ? answer.remarks : 'TRANSACTION_REJECTED' };
+          });
           return runOutcome(reply, found, intent, outcome, amountInput);
         });
       }

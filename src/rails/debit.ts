@@ -1,5 +1,6 @@
 import { cardExpiredAt, type Clock } from '../platform/clock.ts';
 import { applyTestScenario } from './sandbox-table.ts';
+import type { PolledOutcome } from './payer.ts';
 
 /**
  * The debit port (docs/rails.md): card debits (rail `card`) and direct debits of a bank account
@@ -15,9 +16,12 @@ export interface DebitRequest {
   currency: string;
   /**
    * The card (card debits): its sandbox outcome class and expiry, and `source`, the connector's
-   * opaque reference to the card saved at the provider (null for a card saved without one).
+   * opaque reference to the card saved at the provider (null for a card saved without one), or
+   * `token`, the provider's single-use token of a card paid once (a payment page).
    */
-  card: { outcome_class: string; exp_month: number; exp_year: number; source?: string | null } | null;
+  card: { outcome_class: string; exp_month: number; exp_year: number; source?: string | null; token?: string } | null;
+  /** The payer's e-mail, for a card paid once by token (providers file the transaction under it). */
+  payerEmail?: string | null;
   /** Card debits: the number of monthly installments the payer chose (1 when absent). */
   installments?: number;
   test_scenario: string | null;
@@ -79,6 +83,8 @@ export interface DebitPort {
   debit(request: DebitRequest): Promise<DebitOutcome>;
   /** Where a submitted debit stands now. */
   status(request: DebitRequest): Promise<DebitOutcome>;
+  /** Connectors: where the debit of a reference stands, without submitting anything (a payment page's attempt). */
+  poll?(reference: string): Promise<PolledOutcome>;
   /** Cancels a debit that is not settled (a cancelled charge); nothing happens to one never submitted. */
   void(reference: string): Promise<void>;
   /** Gives a settled debit back; throws when the outcome is unknown (the reconciler asks again). */

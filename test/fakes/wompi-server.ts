@@ -271,16 +271,27 @@ export class FakeWompi {
     if (typeof b.customer_email !== 'string' || !b.customer_email.includes('@')) errors.customer_email = ['Correo inválido'];
     const type = b.payment_source_id !== undefined ? 'CARD' : String(b.payment_method?.type ?? '');
     // A transaction on a saved source needs no acceptance token (it was given with the source); any other does.
-    if (type !== 'CARD' && b.acceptance_token !== this.acceptanceToken) errors.acceptance_token = ['Token de aceptación inválido'];
+    if (b.payment_source_id === undefined && b.acceptance_token !== this.acceptanceToken) errors.acceptance_token = ['Token de aceptación inválido'];
     let final: { status: WompiStatus; message: string | null } = { status: 'APPROVED', message: null };
     let method: Record<string, unknown>;
+    const bySource = b.payment_source_id !== undefined;
     if (type === 'CARD') {
-      const source = this.sources.get(Number(b.payment_source_id));
-      if (!source) errors.payment_source_id = ['Fuente de pago inválida'];
-      else if (source.email !== b.customer_email) errors.customer_email = ['No corresponde a la fuente de pago'];
+      let pan: string | undefined;
+      if (bySource) {
+        const source = this.sources.get(Number(b.payment_source_id));
+        if (!source) errors.payment_source_id = ['Fuente de pago inválida'];
+        else if (source.email !== b.customer_email) errors.customer_email = ['No corresponde a la fuente de pago'];
+        pan = source?.pan;
+      } else {
+        // A card paid once: its single-use token.
+        const token = this.tokens.get(String(b.payment_method?.token));
+        if (!token || token.used) errors['payment_method.token'] = ['Token inválido o ya usado'];
+        else if (!Object.keys(errors).length) token.used = true;
+        pan = token?.pan;
+      }
       const installments = b.payment_method?.installments;
       if (!Number.isInteger(installments) || installments < 1 || installments > 36) errors['payment_method.installments'] = ['Entre 1 y 36'];
-      if (source?.pan === '4111111111111111') final = { status: 'DECLINED', message: 'Fondos insuficientes' };
+      if (pan === '4111111111111111') final = { status: 'DECLINED', message: 'Fondos insuficientes' };
       method = { type: 'CARD', installments };
     } else if (type === 'PSE') {
       const m = b.payment_method;
@@ -328,7 +339,7 @@ export class FakeWompi {
       status_message: null,
       payment_method_type: type,
       payment_method: method as WompiTransaction['payment_method'],
-      payment_source_id: type === 'CARD' ? Number(b.payment_source_id) : null,
+      payment_source_id: bySource ? Number(b.payment_source_id) : null,
       customer_email: b.customer_email,
       redirect_url: b.redirect_url ?? null,
       created_at: new Date().toISOString(),

@@ -6,6 +6,8 @@ import { cardBody, createCustomer } from '../../../test/support/cards.ts';
 import { balance, BANCOLOMBIA, chargeEvents, runChargeJobs } from '../../../test/support/charges.ts';
 import { EXPIRE_JOB } from '../charges/jobs.ts';
 import { bankId } from '../banks/catalogue.ts';
+import { POLL_ATTEMPT_JOB, runAttemptPoll } from '../payments/provider-attempts.ts';
+import { createPayment, goodCard, intentsOf, pageToken, paymentStatus, postForm } from '../../../test/support/pages.ts';
 import { eventChecksumValid, integritySignature } from '../../rails/connectors/wompi/contract.ts';
 
 /**
@@ -399,6 +401,55 @@ describe('wompi connector', () => {
     const noMail = await payerCustomer({ email: null });
     expectValidation(await walleta(noMail, '+573991111111', `nequi-n-${Date.now()}`), 'customer_id');
   });
+
+  test('payment pages: a card and a Nequi attempt through the provider stay in progress until its event or poll, then pay the link', async () => {
+    const payment = await createPayment(co, { email: 'cliente@example.com', amount: 70000 }, 'live');
+    const token = await pageToken(h, payment.id);
+    const card = await postForm(h, `/pay/${payment.id}/card`, { token, ...goodCard });
+    assert.ok(card.status < 400, card.body.slice(0, 300));
+    const [attempt] = await intentsOf(co, payment.id, 'live');
+    assert.equal(attempt.status, 'in_progress', 'the provider answered PENDING');
+    const tx = txOf(attempt.id);
+    assert.equal(tx.payment_method?.type, 'CARD');
+    assert.equal(tx.payment_source_id, null, 'a card paid once: its token, no payment source');
+    assert.equal(tx.amount_in_cents, 7000000);
+    await fake.finalize(tx.id);
+    assert.equal((await paymentStatus(co, payment.id, 'live')).status, 'approved');
+    assert.equal((await intentsOf(co, payment.id, 'live'))[0].status, 'approved');
+
+    const second = await createPayment(co, { email: 'cliente@example.com', amount: 30000 }, 'live');
+    const nequi = await postForm(h, `/pay/${second.id}/walleta`, { token: await pageToken(h, second.id), phone: '399 222 2222' });
+    assert.ok(nequi.status < 400, nequi.body.slice(0, 300));
+    const [push] = await intentsOf(co, second.id, 'live');
+    assert.equal(push.status, 'in_progress');
+    assert.deepEqual(txOf(push.id).payment_method, { type: 'NEQUI', phone_number: '3992222222' });
+    await fake.finalize(txOf(push.id).id, { event: false });
+    h.clock.advance(POLL_MS + 1);
+    await runAttemptPolls();
+    const [declined] = await intentsOf(co, second.id, 'live');
+    assert.equal(declined.status, 'declined');
+    assert.equal(declined.remarks, 'TRANSACTION_REJECTED', 'the provider’s reason, classified');
+    // A payment without the payer's e-mail cannot go to this provider: the page says so, nothing is attempted.
+    const noMail = await createPayment(co, { amount: 30000 }, 'live');
+    const refused = await postForm(h, `/pay/${noMail.id}/card`, { token: await pageToken(h, noMail.id), ...goodCard });
+    assert.equal(refused.status, 422);
+    assert.match(refused.body, /correo del pagador/);
+    assert.equal((await intentsOf(co, noMail.id, 'live')).length, 0);
+  });
+
+  async function runAttemptPolls() {
+    const db = h.runtime.deps.database.db;
+    const jobs = await db
+      .selectFrom('jobs')
+      .select(['id', 'payload'])
+      .where('kind', '=', POLL_ATTEMPT_JOB)
+      .where('run_at', '<=', h.clock.now())
+      .execute();
+    for (const job of jobs) {
+      await runAttemptPoll(h.runtime.deps, job.payload);
+      await db.deleteFrom('jobs').where('id', '=', job.id).execute();
+    }
+  }
 
   test('health: authenticated, last event, nothing open past the deadline', async () => {
     const res = await co.req({ url: '/v1/connectors/wompi/health', env: 'live' });

@@ -9,6 +9,7 @@ import { findChargeTenant } from '../charges/queries.ts';
 import { saveDebitOutcome } from '../charges/settle.ts';
 import { settlePayerCharge } from '../charges/collect.ts';
 import { readConnectorSettings } from './settings.ts';
+import { findAttemptTenant, settleAttemptFromProvider } from '../payments/provider-attempts.ts';
 
 /**
  * POST /v1/rails/wompi/events: the provider's signed events (docs/connectors.md "Outcomes"). The
@@ -55,11 +56,14 @@ export async function receiveWompiEvent(deps: AppDeps, body: unknown): Promise<{
     throw new ApiError('unauthenticated', { message: 'The event names no transaction and cannot be verified.' });
   }
   const charge = await findChargeTenant(deps.database.db, tx.reference);
-  if (!charge) {
+  // A payment page's attempt (its id is the reference) when it is not a charge.
+  const attempt = charge ? undefined : await findAttemptTenant(deps.database.db, tx.reference);
+  const owner = charge ?? attempt;
+  if (!owner) {
     await record(deps, { ...base, problem: 'unknown reference' });
     return { received: true, settled: null };
   }
-  const scope = { companyId: charge.companyId, environment: charge.environment };
+  const scope = { companyId: owner.companyId, environment: owner.environment };
   const tenant = { ...base, company_id: scope.companyId, environment: scope.environment };
   const settings = await readConnectorSettings(deps, deps.database.db, scope);
   if (!settings) {
@@ -71,6 +75,7 @@ export async function receiveWompiEvent(deps: AppDeps, body: unknown): Promise<{
     throw new ApiError('unauthenticated', { message: 'The event checksum does not match.' });
   }
   await record(deps, { ...tenant, verified: true });
+  if (!charge) return { received: true, settled: await settleAttemptFromProvider(deps, scope, tx.reference, polledOutcomeOf(tx)) };
   if (charge.method === 'card') {
     const settleAt = new Date(deps.clock.now().getTime() + deps.config.connectorPollAfterMs);
     const row = await saveDebitOutcome(deps, scope, tx.reference, debitOutcomeOf(tx, settleAt));

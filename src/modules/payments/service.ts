@@ -8,6 +8,7 @@ import { paginate, parseListQuery } from '../../platform/lists/lists.ts';
 import { findTemplate } from '../templates/service.ts';
 import { settleIntentIn, startIntentIn } from './intents.ts';
 import { recordMessage, registerMessageHandlers } from './messages.ts';
+import { POLL_ATTEMPT_JOB, runAttemptPoll } from './provider-attempts.ts';
 import { PAYMENT_MACHINE, RESENDABLE, RESOLVABLE, UPDATE_REFUSED } from './lifecycle.ts';
 import { fromBasisPoints, parseMinor, toPesos } from '../../platform/money.ts';
 import { toPaymentResponse } from './present.ts';
@@ -350,5 +351,6 @@ export async function runExpiration(deps: AppDeps, payload: Record<string, unkno
 
 export function registerPaymentJobs(deps: AppDeps): void {
   deps.jobs.register(EXPIRE_JOB, (payload) => runExpiration(deps, payload));
+  deps.jobs.register(POLL_ATTEMPT_JOB, (payload) => runAttemptPoll(deps, payload));
   registerMessageHandlers(deps);
 }

@@ -2,7 +2,8 @@ import type { Clock } from '../../../platform/clock.ts';
 import { CardRefused, type CardData, type DebitOutcome, type DebitPort, type DebitRequest, type RefundRequest, type SavedCard } from '../../debit.ts';
 import { WompiRefused, WompiUnavailable, type WompiClient } from './client.ts';
 import type { WompiTransaction } from './contract.ts';
-import { createOnce, debitOutcomeOf } from './outcomes.ts';
+import { createOnce, debitOutcomeOf, pollReference } from './outcomes.ts';
+import type { PolledOutcome } from '../../payer.ts';
 
 /** A 4xx of the provider on card data is a refusal of the card, definitive; anything else stays unknown. */
 async function refusalsOfCard<T>(call: Promise<T>): Promise<T> {
@@ -66,25 +67,43 @@ export class WompiCard implements DebitPort {
 
   async debit(request: DebitRequest): Promise<DebitOutcome> {
     const source = parseSource(request.card?.source);
-    if (request.method !== 'card' || !source) {
+    const token = request.card?.token;
+    if (request.method !== 'card' || (!source && !(token && request.payerEmail))) {
       return { status: 'declined', networkId: '', remarks: 'CARD_NOT_SAVED_AT_PROVIDER' };
     }
     let tx: WompiTransaction;
     try {
-      tx = await createOnce(this.client, {
-        reference: request.reference,
-        amount: request.amount,
-        currency: request.currency,
-        customerEmail: source.email,
-        paymentSourceId: source.id,
-        paymentMethod: { installments: request.installments ?? 1 },
-      });
+      tx = await createOnce(
+        this.client,
+        source
+          ? {
+              reference: request.reference,
+              amount: request.amount,
+              currency: request.currency,
+              customerEmail: source.email,
+              paymentSourceId: source.id,
+              paymentMethod: { installments: request.installments ?? 1 },
+            }
+          : {
+              // A card paid once (a payment page): its token, with the terms the payer accepted on the page.
+              reference: request.reference,
+              amount: request.amount,
+              currency: request.currency,
+              customerEmail: request.payerEmail!,
+              acceptanceToken: (await this.client.acceptance()).token,
+              paymentMethod: { type: 'CARD', token, installments: request.installments ?? 1 },
+            },
+      );
     } catch (error) {
       // Refused before any money moved (bad data, keys, amount): a final decline with the reason.
       if (error instanceof WompiRefused) return { status: 'declined', networkId: '', remarks: `${error.type}: ${error.message}`.slice(0, 250) };
       throw error;
     }
     return debitOutcomeOf(tx, this.settleAt());
+  }
+
+  poll(reference: string): Promise<PolledOutcome> {
+    return pollReference(this.client, reference);
   }
 
   async status(request: DebitRequest): Promise<DebitOutcome> {

@@ -1,0 +1,77 @@
+import type { AppDeps } from '../../platform/context.ts';
+import type { Executor } from '../../platform/db/database.ts';
+import { ApiError } from '../../platform/errors/api-error.ts';
+import type { MoneyRail, PolledOutcome, RailScope } from '../../rails/index.ts';
+import { settleIntent } from './intents.ts';
+import { inTenant } from '../../platform/scope.ts';
+import type { RejectionReason } from './schemas.ts';
+
+/**
+ * Payment-page attempts through a connector (docs/connectors.md): the provider answers PENDING,
+ * so the attempt stays in progress until the provider's signed event or a poll settles it. The
+ * attempt's id is the provider's reference. A poll job runs every CONNECTOR_POLL_AFTER_MS until
+ * the provider's transaction is final.
+ */
+
+export const POLL_ATTEMPT_JOB = 'payments.poll_attempt';
+
+const INTENT_ID = /^pi_[A-Za-z0-9_-]{1,80}$/;
+
+/** The company and environment of an attempt, from its id alone (an event names only the reference). */
+export async function findAttemptTenant(db: Executor, id: string): Promise<RailScope | undefined> {
+  if (!INTENT_ID.test(id)) return undefined;
+  const row = await db.selectFrom('payment_intents').select(['company_id', 'environment', 'payment_id']).where('id', '=', id).executeTakeFirst();
+  return row?.payment_id ? { companyId: row.company_id, environment: row.environment } : undefined;
+}
+
+/**
+ * An attempt's rejection reason from the provider's words: the attempt's remarks are the fixed
+ * list of docs/payments.md, so the reason is classified (insufficient funds, expired card) and
+ * anything else is TRANSACTION_REJECTED.
+ */
+export function rejectionOf(remarks: string): RejectionReason {
+  if (/fondos|insufficient/i.test(remarks)) return 'INSUFFICIENT_FUNDS';
+  if (/expir|vencid/i.test(remarks)) return 'CARD_EXPIRED';
+  if (/riesgo|fraud|risk/i.test(remarks)) return 'RISK_CONTROL';
+  return 'TRANSACTION_REJECTED';
+}
+
+/** Saves the provider's final word on an attempt; an attempt already settled is left as it is. */
+export async function settleAttemptFromProvider(deps: AppDeps, scope: RailScope, intentId: string, outcome: PolledOutcome): Promise<string | null> {
+  if (outcome.status === 'pending') return null;
+  try {
+    const settled = await settleIntent(
+      { companyId: scope.companyId, environment: scope.environment, db: deps.database.db, deps },
+      intentId,
+      outcome.status === 'approved' ? { status: 'approved' } : { status: 'declined', remarks: rejectionOf(outcome.remarks) },
+    );
+    return settled.status;
+  } catch (error) {
+    // Settled otherwise first (the payer abandoned it, another answer): nothing to change.
+    if (error instanceof ApiError) return null;
+    throw error;
+  }
+}
+
+/** Asks for the attempt's poll CONNECTOR_POLL_AFTER_MS from now. */
+export async function scheduleAttemptPoll(deps: AppDeps, db: Executor, scope: RailScope, intentId: string, rail: MoneyRail): Promise<void> {
+  const at = new Date(deps.clock.now().getTime() + deps.config.connectorPollAfterMs);
+  await deps.jobs.enqueue(db, POLL_ATTEMPT_JOB, { company_id: scope.companyId, environment: scope.environment, intent_id: intentId, rail }, at);
+}
+
+export async function runAttemptPoll(deps: AppDeps, payload: Record<string, unknown>): Promise<void> {
+  const scope: RailScope = { companyId: String(payload.company_id), environment: payload.environment === 'live' ? 'live' : 'test' };
+  const intentId = String(payload.intent_id);
+  const intent = await deps.database.db
+    .selectFrom('payment_intents')
+    .select('status')
+    .$call(inTenant(scope))
+    .where('id', '=', intentId)
+    .executeTakeFirst();
+  if (!intent || intent.status !== 'in_progress') return;
+  const rail = await deps.rails.money(scope, payload.rail as 'card' | 'walleta' | 'walletb' | 'banklink');
+  if (!rail.poll) return;
+  const polled = await rail.poll(intentId);
+  if (polled.status === 'pending') return scheduleAttemptPoll(deps, deps.database.db, scope, intentId, payload.rail as MoneyRail);
+  await settleAttemptFromProvider(deps, scope, intentId, polled);
+}
