@@ -23,6 +23,8 @@ export interface BanklinkPort {
   readonly name: string;
   /** Why this rail cannot give money back, or absent when it can (see DebitPort). */
   readonly refundsUnavailable?: string;
+  /** Why an open (processing) operation cannot be withdrawn at the provider, or absent when it can: a cancel is refused then. */
+  readonly cancelUnavailable?: string;
   /**
    * Opens the session (again: the same session). `redirectUrl`: the provider's page the payer is
    * sent to, when it is not Recaudo's own (`/pay/{charge id}`).

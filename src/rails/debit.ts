@@ -72,6 +72,8 @@ export interface DebitPort {
    * refund is refused with 422 rail_refund_unavailable before anything is recorded.
    */
   readonly refundsUnavailable?: string;
+  /** Why an open (processing) operation cannot be withdrawn at the provider, or absent when it can: a cancel is refused then. */
+  readonly cancelUnavailable?: string;
   /**
    * Connectors that keep cards at the provider: the card data becomes the provider's single-use
    * token (POST /tokens, POST /cards). The sandbox keeps nothing and has no such step.

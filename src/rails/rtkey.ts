@@ -36,6 +36,8 @@ export interface RtkeyPort {
   refund(request: RefundRequest): Promise<{ status: 'succeeded'; networkId: string }>;
   /** Why this rail cannot give money back, or absent when it can (see DebitPort). */
   readonly refundsUnavailable?: string;
+  /** Why an open (processing) operation cannot be withdrawn at the provider, or absent when it can: a cancel is refused then. */
+  readonly cancelUnavailable?: string;
   /** Connectors: where a registered QR stands (the reconciler's poll). The sandbox has none: its page settles. */
   poll?(reference: string): Promise<PolledOutcome>;
 }

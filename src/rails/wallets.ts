@@ -22,6 +22,8 @@ export interface WalletPort {
   readonly name: string;
   /** Why this rail cannot give money back, or absent when it can (see DebitPort). */
   readonly refundsUnavailable?: string;
+  /** Why an open (processing) operation cannot be withdrawn at the provider, or absent when it can: a cancel is refused then. */
+  readonly cancelUnavailable?: string;
   /** Sends the request to the payer's wallet app. */
   requestToPay(request: WalletRequest): Promise<{ networkId: string }>;
   /**

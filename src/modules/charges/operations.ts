@@ -123,6 +123,11 @@ export async function cancelCharge(ctx: RequestContext, id: string): Promise<Cha
         message: `The charge is ${charge.status}; only created or processing charges can be cancelled.`,
       });
     }
+    if (charge.status === 'processing') {
+      // A provider that cannot withdraw what it is processing may still collect it: never fail it here.
+      const rail = await chargeRail(ctx.deps, scope, charge.payment_method_type);
+      if (rail.cancelUnavailable) throw new ApiError('charge_not_cancellable', { message: rail.cancelUnavailable });
+    }
     const updated = await applyChargeTransition(trx, scope, charge.id, 'cancel', { remarks: CANCELLED_REMARKS });
     await ctx.deps.jobs.enqueue(trx, RECONCILE_JOB, jobPayload(updated, { void: true }));
     ctx.notifyWorkers();

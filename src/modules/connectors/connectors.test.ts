@@ -375,6 +375,9 @@ describe('wompi connector', () => {
     assert.equal(res.body.status, 'processing');
     const tx = txOf(res.body.id);
     assert.deepEqual(tx.payment_method, { type: 'NEQUI', phone_number: '3991111111' });
+    const cancel = await co.req({ url: `/v1/charges/${res.body.id}/cancel`, env: 'live', body: {} });
+    expectError(cancel, 422, 'charge_not_cancellable');
+    assert.match(cancel.body.message, /cannot withdraw/);
     const open = await co.req({ url: `/v1/request-to-pay/walleta/${res.body.id}/confirm`, env: 'live', idem: false, body: {} });
     assert.equal(open.status, 200, open.raw);
     assert.equal(open.body.status, 'processing', 'the payer has not acted yet');

@@ -40,6 +40,8 @@ function parseSource(source: string | null | undefined): CardSource | null {
  */
 export class WompiCard implements DebitPort {
   readonly name = 'wompi';
+  readonly cancelUnavailable =
+    'Wompi cannot withdraw a transaction it is still processing: wait for its outcome (a paid charge can then be refunded where Wompi allows it).';
 
   constructor(
     private readonly client: WompiClient,
