@@ -72,7 +72,8 @@ export class WompiPse implements BanklinkPort {
       // Final without a bank session (refused at once): the poll settles the charge with the reason.
       if (tx.status !== 'PENDING') return { networkId: tx.id };
       if (i >= attempts) throw new WompiUnavailable(`wompi: no bank URL for ${tx.id} yet`);
-      await new Promise((resolve) => setTimeout(resolve, this.opts.urlIntervalMs ?? 300));
+      // The first read at once (the URL is often ready by then), later ones spaced out.
+      if (i > 0) await new Promise((resolve) => setTimeout(resolve, this.opts.urlIntervalMs ?? 300));
       tx = await this.client.getTransaction(tx.id);
     }
   }
