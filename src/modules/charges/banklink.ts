@@ -2,9 +2,8 @@ import { chargeRail } from './rails.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { ApiError, validationError } from '../../platform/errors/api-error.ts';
 import { findBank, takesBanklink } from '../banks/service.ts';
-import { customerAsPayer } from '../customers/service.ts';
 import { customerExists } from '../accounts/queries.ts';
-import { collectAmount, collectMetadata, createPayerCharge, fieldErrors, lockKey } from './collect.ts';
+import { collectAmount, collectMetadata, createPayerCharge, fieldErrors, lockKey, payerRuleOf } from './collect.ts';
 import { BANKLINK_DUPLICATE_WINDOW_MS, BANKLINK_MINIMUM_PESOS, BANKLINK_SESSION_MINUTES, type BanklinkBody } from './collect-schemas.ts';
 import type { ChargeResponse } from './schemas.ts';
 import { inTenant } from '../../platform/scope.ts';
@@ -23,8 +22,8 @@ export async function createBanklinkCharge(ctx: RequestContext, body: BanklinkBo
   const amount = await collectAmount(ctx, body.amount, BANKLINK_MINIMUM_PESOS, add);
   const customerId = body.customer_id.toLowerCase();
   if (!(await customerExists(ctx.db, ctx, customerId))) add('customer_id', 'no such customer in this environment');
-  else if (rail.payerProblem) {
-    const problem = rail.payerProblem((await customerAsPayer(ctx.db, ctx, customerId))!);
+  else {
+    const problem = await payerRuleOf(ctx, rail, customerId);
     if (problem) add('customer_id', problem);
   }
   const bank = await findBank(ctx.db, body.bank_id);

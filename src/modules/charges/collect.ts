@@ -61,6 +61,17 @@ export function collectMetadata(input: unknown, add: (field: string, message: st
   }
 }
 
+/** What the rail needs of the customer who pays (a connector's payerProblem), as a message on customer_id, or null. */
+export async function payerRuleOf(
+  ctx: RequestContext,
+  rail: { payerProblem?(payer: RailPayer): string | null },
+  customerId: string,
+): Promise<string | null> {
+  if (!rail.payerProblem) return null;
+  const payer = await customerAsPayer(ctx.db, ctx, customerId);
+  return payer ? rail.payerProblem(payer) : null;
+}
+
 export function fieldErrors(): { errors: FieldErrors; add: (field: string, message: string) => void } {
   const errors: FieldErrors = {};
   return { errors, add: (field, message) => void (errors[field] ??= []).push(message) };

@@ -14,9 +14,9 @@ import {
   settlePayerCharge,
   settlePayerChargeIn,
   type SettleOutcome,
+  payerRuleOf,
 } from './collect.ts';
 import { chargeRail } from './rails.ts';
-import { customerAsPayer } from '../customers/service.ts';
 import { WALLET_MINIMUM_PESOS, WALLETB_LIFETIME_MINUTES, type WalletaBody, type WalletbBody } from './collect-schemas.ts';
 import { EXPIRED_REMARKS, FINAL, OTP_INVALID_REMARKS } from './lifecycle.ts';
 import { toChargeResponse, type ChargeRow } from './present.ts';
@@ -51,8 +51,8 @@ export async function createWalletaRequest(ctx: RequestContext, body: WalletaBod
     .where('deleted_at', 'is', null)
     .executeTakeFirst();
   if (!customer) add('customer_id', 'no such customer in this environment');
-  else if (rail.payerProblem) {
-    const problem = rail.payerProblem((await customerAsPayer(ctx.db, ctx, customerId))!);
+  else {
+    const problem = await payerRuleOf(ctx, rail, customerId);
     if (problem) add('customer_id', problem);
   }
   const metadata = collectMetadata(body.metadata, add);
