@@ -14,9 +14,9 @@ import { sendPage } from './html.ts';
 import { declinedSince, findByReference, findIntent, findPaymentForPayer, recentIntents, type PayerView } from '../modules/payments/payer-reads.ts';
 import { scopeOf } from './lookup.ts';
 import { emvcoPayload, qrSvg } from './qr.ts';
-import { checkCard, normalisePhone, parsePesosInput, type AttemptOutcome } from './sandbox.ts';
+import { checkCard, normalisePhone, parsePesosInput, type AttemptOutcome, type FieldErrors } from './sandbox.ts';
 import { applyTestScenario, sandboxCardOutcome } from '../rails/sandbox-table.ts';
-import { CardRefused, type DebitRequest, type MoneyRail, type RailScope } from '../rails/index.ts';
+import { CardRefused, type DebitRequest, type MoneyRail, type RailPayer, type RailScope } from '../rails/index.ts';
 import { rejectionOf, scheduleAttemptPoll } from '../modules/payments/provider-attempts.ts';
 import {
   attemptMinimum,
@@ -130,6 +130,21 @@ function pageRateLimit(scope: FastifyInstance, deps: AppDeps, limiter: RateLimit
   });
 }
 
+/** How long a PSE session opened from a payment page is meant to last (the provider ends it sooner). */
+const PAGE_BANK_SESSION_MS = 30 * 60_000;
+
+const PAYER_DOCUMENT_TYPES = ['CC', 'CE', 'NIT', 'PASSPORT'];
+
+/** The payer's identity a PSE bank session needs, as the form's field errors. */
+function identityErrors(values: Record<string, string>): FieldErrors {
+  const errors: FieldErrors = {};
+  if (values.full_name.length < 3) errors.full_name = 'Escribe tu nombre completo o el de tu empresa.';
+  if (!['natural', 'company'].includes(values.person_type)) errors.person_type = 'Elige si pagas como persona o como empresa.';
+  if (!PAYER_DOCUMENT_TYPES.includes(values.document_type)) errors.document_type = 'Elige el tipo de documento.';
+  if (!/^[0-9A-Za-z-]{4,20}$/.test(values.document_number)) errors.document_number = 'Escribe el número de documento, sin puntos.';
+  return errors;
+}
+
 /** A connector that files payments under the payer's e-mail, on a payment that has none. */
 const NEEDS_EMAIL =
   'Este medio de pago necesita el correo del pagador y este cobro no lo tiene. Usa otro medio o pide a la empresa un enlace con tu correo.';
@@ -148,10 +163,18 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
     return payment.allows.filter((_m, i) => served[i]);
   }
 
-  async function banksFor(payment: PaymentRow): Promise<{ id: string; name: string }[]> {
-    if (!payment.allows.includes('banklink') || payment.environment !== 'test') return [];
-    const banks = await listBanks(db(), { banklink: 'true', order: 'name' }, deps.config.baseUrl);
+  /** The banks the payment's banklink rail takes now (a connector names its own: PSE institutions). */
+  async function banksFor(payment: PaymentRow, available: PaymentMethod[]): Promise<{ id: string; name: string }[]> {
+    if (!payment.allows.includes('banklink') || !available.includes('banklink')) return [];
+    const rail = await deps.rails.money(railScope(payment), 'banklink');
+    const banks = await listBanks(db(), { banklink: 'true', order: 'name' }, deps.config.baseUrl, rail);
     return banks.map((b) => ({ id: b.id, name: b.name }));
+  }
+
+  /** Whether the banklink rail needs the payer's identity (PSE through a connector): the form asks for it. */
+  async function banklinkAsksIdentity(payment: PaymentRow, available: PaymentMethod[]): Promise<boolean> {
+    if (!available.includes('banklink')) return false;
+    return Boolean((await deps.rails.money(railScope(payment), 'banklink')).payerProblem);
   }
 
   async function openMax(payment: PaymentRow): Promise<bigint | null> {
@@ -178,6 +201,7 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
     const { payment, companyName } = found;
     const amountInput = extra.amountInput ?? '';
     const chosen = extra.chosenAmount !== undefined ? { amount: extra.chosenAmount, error: null } : await chooseAmount(payment, amountInput);
+    const available = await availableMethods(payment);
     return {
       payment,
       companyName,
@@ -190,8 +214,9 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
       amountInput,
       openMax: await openMax(payment),
       form: null,
-      banks: await banksFor(payment),
-      available: await availableMethods(payment),
+      banks: await banksFor(payment, available),
+      banklinkIdentity: await banklinkAsksIdentity(payment, available),
+      available,
       ...extra,
     };
   }
@@ -335,7 +360,9 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
   /** startIntent, mapping the module's refusals to the page (the state page explains them). */
   async function start(reply: FastifyReply, found: PayerView, method: PaymentMethod, amount: bigint): Promise<IntentRow | null> {
     try {
-      return await startIntent(scopeOf(found.payment, deps), found.payment.id, { method, amount, network_id: `sbx_${method}_${randomToken(16)}` });
+      // Sandbox attempts carry a sandbox network id (the payer may abandon them); a connector's get the provider's later.
+      const networkId = found.payment.environment === 'test' ? `sbx_${method}_${randomToken(16)}` : undefined;
+      return await startIntent(scopeOf(found.payment, deps), found.payment.id, { method, amount, network_id: networkId });
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       reply.redirect(paymentUrl(found.payment), 303);
@@ -502,18 +529,62 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
         const begun = await beginAttempt(req, reply, 'banklink');
         if (!begun) return reply;
         const { found, amount, amountInput } = begun;
-        const bankId = field(req.body, 'bank');
-        const banks = await banksFor(found.payment);
-        if (!banks.some((b) => b.id === bankId)) {
-          return showPayment(reply, found, 422, {
-            chosenAmount: amount,
-            amountInput,
-            form: { method: 'banklink', errors: { bank: 'Elige tu banco de la lista.' }, values: {} },
-          });
+        const payment = found.payment;
+        const available = await availableMethods(payment);
+        const asksIdentity = await banklinkAsksIdentity(payment, available);
+        const values = {
+          bank: field(req.body, 'bank').slice(0, 40),
+          full_name: field(req.body, 'full_name').trim().slice(0, 100),
+          person_type: field(req.body, 'person_type'),
+          document_type: field(req.body, 'document_type'),
+          document_number: field(req.body, 'document_number').replace(/[\s.]/g, '').slice(0, 20),
+        };
+        const errors: FieldErrors = {};
+        const banks = await banksFor(payment, available);
+        if (!banks.some((b) => b.id === values.bank)) errors.bank = 'Elige tu banco de la lista.';
+        if (asksIdentity) Object.assign(errors, identityErrors(values));
+        const formError = (fieldErrors: FieldErrors, general?: string) =>
+          showPayment(reply, found, 422, { chosenAmount: amount, amountInput, form: { method: 'banklink', errors: fieldErrors, values, general } });
+        if (Object.keys(errors).length > 0) return formError(errors);
+        if (!asksIdentity) {
+          const intent = await start(reply, found, 'banklink', amount);
+          if (!intent) return reply;
+          return reply.redirect(`/pay/${payment.id}/attempts/${intent.id}?banco=${encodeURIComponent(values.bank)}`, 303);
         }
+        // A connector (PSE): the payer's bank session is opened at the provider and the payer sent there.
+        const scope = railScope(payment);
+        const rail = await deps.rails.money(scope, 'banklink');
+        const payer: RailPayer = {
+          kind: values.person_type === 'company' ? 'company' : 'natural',
+          documentType: values.document_type,
+          documentNumber: values.document_number,
+          fullName: values.full_name,
+          email: payment.email,
+          phone: null,
+        };
+        const problem = rail.payerProblem?.(payer);
+        if (problem) return formError({}, payment.email ? problem : NEEDS_EMAIL);
+        const bank = await findBank(db(), values.bank);
         const intent = await start(reply, found, 'banklink', amount);
         if (!intent) return reply;
-        return reply.redirect(`/pay/${found.payment.id}/attempts/${intent.id}?banco=${encodeURIComponent(bankId)}`, 303);
+        let bankUrl: string | undefined;
+        const outcome = await askProvider(scope, intent, 'banklink', rail.poll, async () => {
+          const opened = await rail.open({
+            reference: intent.id,
+            amount,
+            currency: payment.currency,
+            bankId: values.bank,
+            bankCode: bank?.code ?? '',
+            description: payment.title,
+            redirectUrl: new URL(paymentUrl(payment, { intento: intent.id }), deps.config.baseUrl).toString(),
+            expiresAt: new Date(now().getTime() + PAGE_BANK_SESSION_MS),
+            payer,
+          });
+          bankUrl = opened.redirectUrl;
+          return { status: 'pending' };
+        });
+        if (outcome.status === 'pending' && bankUrl) return reply.redirect(bankUrl, 303);
+        return runOutcome(reply, found, intent, outcome, amountInput);
       });
 
       scope.post('/:id/rtkey', { schema: { hide: true } }, async (req, reply) => {

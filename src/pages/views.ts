@@ -27,6 +27,8 @@ export interface PayView {
   /** Field errors of a method form the payer just sent, and the values to show back. */
   form: { method: string; errors: FieldErrors; values: Record<string, string>; general?: string } | null;
   banks: { id: string; name: string }[];
+  /** The banklink rail needs the payer's identity (PSE through a connector): its form asks for it. */
+  banklinkIdentity: boolean;
   /** The link's methods this environment can take (live: those a connector serves). */
   available: PaymentMethod[];
 }
@@ -220,21 +222,64 @@ ${fieldError(id, fieldErrors)}
 </form>`;
 }
 
+const IDENTITY_LABELS = {
+  full_name: 'Nombre',
+  person_type: 'Tipo de persona',
+  document_type: 'Tipo de documento',
+  document_number: 'Número de documento',
+};
+
+/** The payer's identity PSE asks for (a connector's bank session): who pays, and their document. */
+function identityFields(values: Record<string, string>, errors: FieldErrors): Html {
+  const option = (name: string, value: string, label: string) =>
+    html`<option value="${value}"${values[name] === value ? raw(' selected') : ''}>${label}</option>`;
+  return html`<div class="field">
+<label for="full_name">Nombre del titular de la cuenta</label>
+<input id="full_name" name="full_name" autocomplete="name" maxlength="100" required value="${values.full_name ?? ''}" aria-describedby="full_name-error"${invalid('full_name', errors)}>
+${fieldError('full_name', errors)}
+</div>
+<div class="field">
+<label for="person_type">Pagas como</label>
+<select id="person_type" name="person_type" required aria-describedby="person_type-error"${invalid('person_type', errors)}>
+${option('person_type', 'natural', 'Persona natural')}
+${option('person_type', 'company', 'Empresa')}
+</select>
+${fieldError('person_type', errors)}
+</div>
+<div class="field">
+<label for="document_type">Tipo de documento</label>
+<select id="document_type" name="document_type" required aria-describedby="document_type-error"${invalid('document_type', errors)}>
+${option('document_type', 'CC', 'Cédula de ciudadanía')}
+${option('document_type', 'CE', 'Cédula de extranjería')}
+${option('document_type', 'NIT', 'NIT')}
+${option('document_type', 'PASSPORT', 'Pasaporte')}
+</select>
+${fieldError('document_type', errors)}
+</div>
+<div class="field">
+<label for="document_number">Número de documento</label>
+<input id="document_number" name="document_number" inputmode="numeric" autocomplete="off" maxlength="20" required value="${values.document_number ?? ''}" aria-describedby="document_number-error"${invalid('document_number', errors)}>
+${fieldError('document_number', errors)}
+</div>`;
+}
+
 function banklinkForm(v: PayView): Html {
   const mine = v.form?.method === 'banklink' ? v.form : null;
-  const errors: FieldErrors = mine?.errors.bank ? { bank: mine.errors.bank } : {};
+  const errors: FieldErrors = mine?.errors ?? {};
+  const values = mine?.values ?? {};
   return html`<form method="post" action="/pay/${v.payment.id}/banklink" id="form-banklink">
 ${hidden(v)}
-${errorSummary(errors, { bank: 'Banco' }, mine?.general)}
+${errorSummary(errors, { bank: 'Banco', ...IDENTITY_LABELS }, mine?.general)}
 <p class="small">Pagas desde la cuenta de ahorros o corriente de tu banco. Te llevaremos a la página de tu banco y volverás aquí al terminar.</p>
 <div class="field">
 <label for="bank">Tu banco</label>
 <select id="bank" name="bank" required aria-describedby="bank-error"${invalid('bank', errors)}>
 <option value="">Elige tu banco</option>
-${v.banks.map((b) => html`<option value="${b.id}"${mine?.values.bank === b.id ? raw(' selected') : ''}>${b.name}</option>`)}
+${v.banks.map((b) => html`<option value="${b.id}"${values.bank === b.id ? raw(' selected') : ''}>${b.name}</option>`)}
 </select>
 ${fieldError('bank', errors)}
 </div>
+${v.banklinkIdentity ? identityFields(values, errors) : ''}
 <button type="submit">Ir a mi banco</button>
 </form>`;
 }

@@ -13,4 +13,5 @@ export interface RailPayer {
   phone: string | null;
 }
 
-export type PolledOutcome = { status: 'approved' } | { status: 'declined'; remarks: string } | { status: 'pending' };
+/** `pending` with `unknown`: the provider holds no operation under the reference (the create never reached it, so far). */
+export type PolledOutcome = { status: 'approved' } | { status: 'declined'; remarks: string } | { status: 'pending'; unknown?: boolean };

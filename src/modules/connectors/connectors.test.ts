@@ -6,7 +6,7 @@ import { cardBody, createCustomer } from '../../../test/support/cards.ts';
 import { balance, BANCOLOMBIA, chargeEvents, runChargeJobs } from '../../../test/support/charges.ts';
 import { EXPIRE_JOB } from '../charges/jobs.ts';
 import { bankId } from '../banks/catalogue.ts';
-import { POLL_ATTEMPT_JOB, runAttemptPoll } from '../payments/provider-attempts.ts';
+import { ATTEMPT_NEVER_REACHED_MS, POLL_ATTEMPT_JOB, runAttemptPoll } from '../payments/provider-attempts.ts';
 import { createPayment, goodCard, intentsOf, pageToken, paymentStatus, postForm } from '../../../test/support/pages.ts';
 import { eventChecksumValid, integritySignature } from '../../rails/connectors/wompi/contract.ts';
 
@@ -438,6 +438,59 @@ describe('wompi connector', () => {
     assert.equal(refused.status, 422);
     assert.match(refused.body, /correo del pagador/);
     assert.equal((await intentsOf(co, noMail.id, 'live')).length, 0);
+  });
+
+  test('payment pages: PSE asks the payer’s identity, sends the payer to the provider’s bank page, and the event pays the link', async () => {
+    const payment = await createPayment(co, { email: 'cliente@example.com', amount: 45000, allows: ['banklink'] }, 'live');
+    const page = await send(h.app, { method: 'GET', url: `/pay/${payment.id}`, idem: false });
+    assert.equal(page.status, 200);
+    const listed = [...page.raw.matchAll(/<option value="([0-9a-f-]{36})"/g)].map((m) => m[1]).sort();
+    assert.deepEqual(listed, [bankId('1001'), bankId('1007'), bankId('1051')].sort(), 'the banks are the provider’s PSE institutions');
+    assert.match(page.raw, /name="document_number"/, 'the form asks for the payer’s document');
+    const token = await pageToken(h, payment.id);
+    const identity = { full_name: 'Marta Rojas', person_type: 'natural', document_type: 'CC', document_number: '1.020.304.050' };
+    const missing = await postForm(h, `/pay/${payment.id}/banklink`, { token, bank: BANCOLOMBIA, full_name: 'Marta Rojas' });
+    assert.equal(missing.status, 422);
+    assert.match(missing.body, /número de documento/);
+    assert.equal((await intentsOf(co, payment.id, 'live')).length, 0, 'nothing attempted on bad input');
+    const unlisted = await postForm(h, `/pay/${payment.id}/banklink`, { token, bank: bankId('1062'), ...identity });
+    assert.equal(unlisted.status, 422, 'a bank the provider does not list');
+    const sent = await postForm(h, `/pay/${payment.id}/banklink`, { token, bank: BANCOLOMBIA, ...identity });
+    assert.equal(sent.status, 303);
+    const [attempt] = await intentsOf(co, payment.id, 'live');
+    assert.equal(attempt.status, 'in_progress');
+    const tx = txOf(attempt.id);
+    assert.equal(sent.headers.location, fake.bankPageUrl(tx.id), 'the payer goes to the provider’s bank page');
+    assert.equal(tx.amount_in_cents, 4500000);
+    assert.equal(tx.payment_method!.user_legal_id, '1020304050');
+    assert.equal(tx.payment_method!.financial_institution_code, '1007');
+    const back = new URL((tx as { redirect_url?: string }).redirect_url!);
+    assert.equal(back.pathname, `/pay/${payment.id}`);
+    assert.equal(back.searchParams.get('intento'), attempt.id, 'the bank sends the payer back to the attempt');
+    // The payer cannot abandon a session the bank still holds: money may still arrive.
+    const abandon = await postForm(h, `/pay/${payment.id}/attempts/${attempt.id}`, { token, action: 'cancel' });
+    assert.ok(abandon.status < 400);
+    assert.equal((await intentsOf(co, payment.id, 'live'))[0].status, 'in_progress');
+    await fake.finalize(tx.id);
+    assert.equal((await paymentStatus(co, payment.id, 'live')).status, 'approved');
+  });
+
+  test('payment pages: an attempt the provider never received ends (TIMEOUT) an hour on instead of being polled forever', async () => {
+    const payment = await createPayment(co, { email: 'cliente@example.com', amount: 20000 }, 'live');
+    fake.failNext('create_transaction', '5xx');
+    const res = await postForm(h, `/pay/${payment.id}/walleta`, { token: await pageToken(h, payment.id), phone: '399 111 1111' });
+    assert.ok(res.status < 400, res.body.slice(0, 300));
+    const [attempt] = await intentsOf(co, payment.id, 'live');
+    assert.equal(attempt.status, 'in_progress', 'no answer is not a decline');
+    assert.equal(txOf(attempt.id), undefined);
+    h.clock.advance(POLL_MS + 1);
+    await runAttemptPolls();
+    assert.equal((await intentsOf(co, payment.id, 'live'))[0].status, 'in_progress', 'polled again while young');
+    h.clock.advance(ATTEMPT_NEVER_REACHED_MS);
+    await runAttemptPolls();
+    const [ended] = await intentsOf(co, payment.id, 'live');
+    assert.equal(ended.status, 'declined');
+    assert.equal(ended.remarks, 'TIMEOUT');
   });
 
   async function runAttemptPolls() {

@@ -29,10 +29,14 @@ export async function findAttemptTenant(db: Executor, id: string): Promise<RailS
  * list of docs/payments.md, so the reason is classified (insufficient funds, expired card) and
  * anything else is TRANSACTION_REJECTED.
  */
+/** How long a page attempt the provider has no record of is polled before it ends (TIMEOUT). */
+export const ATTEMPT_NEVER_REACHED_MS = 60 * 60_000;
+
 export function rejectionOf(remarks: string): RejectionReason {
   if (/fondos|insufficient/i.test(remarks)) return 'INSUFFICIENT_FUNDS';
   if (/expir|vencid/i.test(remarks)) return 'CARD_EXPIRED';
   if (/riesgo|fraud|risk/i.test(remarks)) return 'RISK_CONTROL';
+  if (remarks === 'TIMEOUT') return 'TIMEOUT';
   return 'TRANSACTION_REJECTED';
 }
 
@@ -64,7 +68,7 @@ export async function runAttemptPoll(deps: AppDeps, payload: Record<string, unkn
   const intentId = String(payload.intent_id);
   const intent = await deps.database.db
     .selectFrom('payment_intents')
-    .select('status')
+    .select(['status', 'created_at'])
     .$call(inTenant(scope))
     .where('id', '=', intentId)
     .executeTakeFirst();
@@ -72,6 +76,15 @@ export async function runAttemptPoll(deps: AppDeps, payload: Record<string, unkn
   const rail = await deps.rails.money(scope, payload.rail as 'card' | 'walleta' | 'walletb' | 'banklink');
   if (!rail.poll) return;
   const polled = await rail.poll(intentId);
-  if (polled.status === 'pending') return scheduleAttemptPoll(deps, deps.database.db, scope, intentId, payload.rail as MoneyRail);
+  if (polled.status === 'pending') {
+    // Nobody retries a page attempt's create (the payer has left): an hour on with nothing at the
+    // provider, it never reached it, and the attempt ends instead of being polled forever.
+    const age = deps.clock.now().getTime() - new Date(intent.created_at).getTime();
+    if (polled.unknown && age >= ATTEMPT_NEVER_REACHED_MS) {
+      await settleAttemptFromProvider(deps, scope, intentId, { status: 'declined', remarks: 'TIMEOUT' });
+      return;
+    }
+    return scheduleAttemptPoll(deps, deps.database.db, scope, intentId, payload.rail as MoneyRail);
+  }
   await settleAttemptFromProvider(deps, scope, intentId, polled);
 }

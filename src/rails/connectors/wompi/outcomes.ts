@@ -57,5 +57,5 @@ export async function createOnce(client: WompiClient, request: TransactionReques
 /** Where the transaction of a reference stands; not there yet: pending (the submission is reconciled by its caller). */
 export async function pollReference(client: WompiClient, reference: string): Promise<PolledOutcome> {
   const tx = await client.findByReference(reference);
-  return tx ? polledOutcomeOf(tx) : { status: 'pending' };
+  return tx ? polledOutcomeOf(tx) : { status: 'pending', unknown: true };
 }
