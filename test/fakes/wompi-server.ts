@@ -16,10 +16,13 @@ import {
  * integrity signature, unique references, PENDING first and a final state later, events posted
  * with a valid checksum, voids of approved card transactions. Test cards: 4242 4242 4242 4242
  * approves, 4111 1111 1111 1111 declines (insufficient funds); any other valid number approves.
- * Faults: `failNext(operation, 'timeout' | '5xx' | 'lose_answer')`.
+ * Faults: `failNext(operation, fault)`: `timeout` (never answers, does nothing), `5xx`,
+ * `lose_answer` (does it, then drops the connection), `hold` (does it, then keeps the caller
+ * waiting until the fake closes: a process killed mid-call), `slow` (does it, answers after
+ * `slowMs`).
  */
 
-export type FakeFault = 'timeout' | '5xx' | 'lose_answer';
+export type FakeFault = 'timeout' | '5xx' | 'lose_answer' | 'hold' | 'slow';
 
 export interface FakeWompiOptions {
   publicKey?: string;
@@ -61,6 +64,8 @@ export class FakeWompi {
   /** Posts events to a function instead of a URL (an in-process app). */
   deliver: ((event: WompiEvent) => Promise<number>) | null = null;
   readonly transactions = new Map<string, StoredTx>();
+  /** How long a `slow` fault keeps the answer. */
+  slowMs = 2_000;
   readonly calls: { operation: string; key: 'public' | 'private' | 'none' | 'bad'; status: number }[] = [];
   private readonly tokens = new Map<string, { pan: string; used: boolean }>();
   private readonly sources = new Map<number, { pan: string; email: string }>();
@@ -181,6 +186,11 @@ export class FakeWompi {
       res.destroy();
       return;
     }
+    if (fault === 'hold') {
+      this.calls.push({ operation, key, status });
+      return;
+    }
+    if (fault === 'slow') await new Promise((resolve) => setTimeout(resolve, this.slowMs));
     this.reply(res, operation, key, status, answer);
   }
 

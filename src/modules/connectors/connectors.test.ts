@@ -7,7 +7,7 @@ import { balance, BANCOLOMBIA, chargeEvents, runChargeJobs } from '../../../test
 import { EXPIRE_JOB } from '../charges/jobs.ts';
 import { bankId } from '../banks/catalogue.ts';
 import { ATTEMPT_NEVER_REACHED_MS, POLL_ATTEMPT_JOB, runAttemptPoll } from '../payments/provider-attempts.ts';
-import { createPayment, goodCard, intentsOf, pageToken, paymentStatus, postForm } from '../../../test/support/pages.ts';
+import { createPayment, goodCard, intentsOf, pageToken, paymentStatus, postForm, tokenOf } from '../../../test/support/pages.ts';
 import { eventChecksumValid, integritySignature } from '../../rails/connectors/wompi/contract.ts';
 
 /**
@@ -491,6 +491,63 @@ describe('wompi connector', () => {
     const [ended] = await intentsOf(co, payment.id, 'live');
     assert.equal(ended.status, 'declined');
     assert.equal(ended.remarks, 'TIMEOUT');
+  });
+
+  /** What a charge left behind: its events (types and data fields) and its ledger transactions (kinds, accounts, amounts). */
+  async function footprint(chargeId: string) {
+    const db = h.runtime.deps.database.db;
+    const events = (await chargeEvents(h, co, chargeId)).map((e) => `${e.type}(${Object.keys(e.data).sort().join(',')})`);
+    const ledger = await db
+      .selectFrom('ledger_transactions as t')
+      .innerJoin('ledger_entries as e', 'e.transaction_id', 't.id')
+      .innerJoin('ledger_accounts as a', 'a.id', 'e.account_id')
+      .select(['t.kind', 'a.kind as account', 'e.amount'])
+      .where('t.source_id', '=', chargeId)
+      .orderBy('t.created_at')
+      .orderBy('a.kind')
+      .execute();
+    assert.ok(events.some((e) => e.startsWith('charge.paid(')) && ledger.length >= 2, `${chargeId} was paid and booked`);
+    return { events, ledger: ledger.map((l) => `${l.kind}:${l.account}:${l.amount}`) };
+  }
+
+  test('parity: a card, a PSE and a Nequi charge leave the same events and ledger in live (through the provider) as in the sandbox', async () => {
+    const testCustomer = async () =>
+      (
+        await co.req({
+          url: '/v1/customers',
+          body: { first_name: 'Marta', last_name: 'Rojas', email: 'marta@example.com', document_type: 'CC', document_number: '1020304050' },
+        })
+      ).body.id as string;
+    // Card.
+    const testCard = await co.req({ url: '/v1/cards', body: cardBody(await testCustomer(), {}) });
+    const sandboxCard = await co.req({
+      url: '/v1/charges',
+      body: { amount: 150000.5, title: 'Pedido 77', customer_id: testCard.body.customer_id, card_id: testCard.body.id },
+    });
+    assert.equal(sandboxCard.body.status, 'paid', sandboxCard.raw);
+    const { customer, card } = await liveCard();
+    const liveCharge = await charge(customer, card);
+    await fake.finalize(txOf(liveCharge.id).id);
+    assert.deepEqual(await footprint(liveCharge.id), await footprint(sandboxCard.body.id), 'card');
+    // PSE: the sandbox bank approves; the provider's event approves.
+    const body = { amount: 85000, bank_id: BANCOLOMBIA, redirect_url: 'https://tienda.example/gracias' };
+    const sandboxPse = await co.req({ url: '/v1/charges/banklink', body: { ...body, customer_id: await testCustomer() } });
+    assert.equal(sandboxPse.status, 200, sandboxPse.raw);
+    const bankPage = await send(h.app, { method: 'GET', url: `/pay/${sandboxPse.body.id}`, idem: false });
+    await postForm(h, `/pay/${sandboxPse.body.id}`, { token: tokenOf(bankPage.raw), action: 'approve' });
+    assert.equal((await co.req({ url: `/v1/charges/${sandboxPse.body.id}` })).body.status, 'paid');
+    const livePse = await banklink(await payerCustomer());
+    await fake.finalize(txOf(livePse.body.id).id);
+    assert.deepEqual(await footprint(livePse.body.id), await footprint(sandboxPse.body.id), 'PSE');
+    // Nequi: the sandbox phone approves at confirm; the provider's event approves.
+    const sandboxNequi = await co.req({
+      url: '/v1/request-to-pay/walleta',
+      body: { amount: 45000, customer_id: await testCustomer(), phone: '+573991111111', external_id: `parity-${Date.now()}` },
+    });
+    await co.req({ url: `/v1/request-to-pay/walleta/${sandboxNequi.body.id}/confirm`, body: {}, idem: false });
+    const liveNequi = await walleta(await payerCustomer(), '+573991111111', `parity-live-${Date.now()}`);
+    await fake.finalize(txOf(liveNequi.body.id).id);
+    assert.deepEqual(await footprint(liveNequi.body.id), await footprint(sandboxNequi.body.id), 'Nequi');
   });
 
   async function runAttemptPolls() {
