@@ -96,8 +96,10 @@ describe('ledger: posting', () => {
       ['external_clearing', -150_000_00n],
     ]);
     assert.deepEqual(await accounts(h, a), { company_available: 150_000_00n, external_clearing: -150_000_00n });
-    assert.deepEqual(await getBalances(h.runtime.deps.database.db, scope(h, a)), [{ currency: 'COP', available: 150_000_00n, pending: 0n }]);
-    assert.deepEqual(await balances(a), [{ currency: 'COP', available: 150000, pending: 0 }]);
+    assert.deepEqual(await getBalances(h.runtime.deps.database.db, scope(h, a)), [
+      { currency: 'COP', available: 150_000_00n, pending: 0n, held: 0n },
+    ]);
+    assert.deepEqual(await balances(a), [{ currency: 'COP', available: 150000, pending: 0, held: 0 }]);
     await expectClean(h, a);
   });
 
@@ -233,7 +235,7 @@ describe('ledger: posting', () => {
     const co = await h.company('Pendientes SAS');
     const s = scope(h, co);
     await inTrx(h, (trx) => recordCollection(trx, s, { currency: 'COP', amount: 5_000_00n, source: { type: 'test', id: 'p-1' }, pending: true }));
-    assert.deepEqual(await balances(co), [{ currency: 'COP', available: 0, pending: 5000 }]);
+    assert.deepEqual(await balances(co), [{ currency: 'COP', available: 0, pending: 5000, held: 0 }]);
     await assert.rejects(
       inTrx(h, (trx) => recordRefund(trx, s, { currency: 'COP', amount: 1n, source: { type: 'test', id: 'p-r' } })),
       isApiError('insufficient_balance'),
@@ -264,11 +266,11 @@ describe('ledger: posting', () => {
     );
     assert.equal(settlement.kind, 'settlement');
     assert.equal(split?.kind, 'split');
-    assert.deepEqual(await balances(co), [{ currency: 'COP', available: 4000, pending: 0 }]);
+    assert.deepEqual(await balances(co), [{ currency: 'COP', available: 4000, pending: 0, held: 0 }]);
     // A pending refund (money never settled) comes out of pending.
     await inTrx(h, (trx) => recordCollection(trx, s, { currency: 'COP', amount: 3_00n, source: { type: 'test', id: 'p-3' }, pending: true }));
     await inTrx(h, (trx) => recordRefund(trx, s, { currency: 'COP', amount: 3_00n, source: { type: 'test', id: 'p-3' }, pending: true }));
-    assert.deepEqual(await balances(co), [{ currency: 'COP', available: 4000, pending: 0 }]);
+    assert.deepEqual(await balances(co), [{ currency: 'COP', available: 4000, pending: 0, held: 0 }]);
     await expectClean(h, co, b);
   });
 
@@ -303,9 +305,9 @@ describe('ledger: posting', () => {
         [co.company.id, 'company_available', -25_000_50n],
       ].sort(),
     );
-    assert.deepEqual(await balances(co), [{ currency: 'COP', available: 74999.5, pending: 0 }]);
+    assert.deepEqual(await balances(co), [{ currency: 'COP', available: 74999.5, pending: 0, held: 0 }]);
     assert.equal((await balances(b)).find((x) => x.currency === 'COP')!.available, beforeB + 20000);
-    assert.deepEqual(await balances(c), [{ currency: 'COP', available: 5000.5, pending: 0 }]);
+    assert.deepEqual(await balances(c), [{ currency: 'COP', available: 5000.5, pending: 0, held: 0 }]);
     assert.equal((await accounts(h, c)).wallet, 5_000_50n, "the wallet is an account of the receiving company's books");
     // Refused: more than the amount, to oneself, twice to one wallet.
     const bad = (splits: { walletCompanyId: string; amount: bigint }[]) =>
@@ -330,9 +332,9 @@ describe('ledger: posting', () => {
     const reversal = await inTrx(h, (trx) => reverse(trx, scope(h, co), { kind: 'split', source: { type: 'test', id: 's-1' } }));
     assert.equal(reversal.kind, 'reversal');
     assert.deepEqual(reversal.source, { type: 'ledger_transaction', id: split.id });
-    assert.deepEqual(await balances(c), [{ currency: 'COP', available: 0, pending: 0 }]);
+    assert.deepEqual(await balances(c), [{ currency: 'COP', available: 0, pending: 0, held: 0 }]);
     await inTrx(h, (trx) => recordRefund(trx, scope(h, co), { currency: 'COP', amount: 100_000_00n, source: { type: 'test', id: 's-1' } }));
-    assert.deepEqual(await balances(co), [{ currency: 'COP', available: 0, pending: 0 }]);
+    assert.deepEqual(await balances(co), [{ currency: 'COP', available: 0, pending: 0, held: 0 }]);
     await expectClean(h, co, b, c);
   });
 
@@ -406,15 +408,15 @@ describe('ledger: posting', () => {
     await inTrx(h, (trx) => recordCollection(trx, scope(h, co, 'live'), { currency: 'USD', amount: 250n, source: { type: 'test', id: 'e-1' } }));
     await inTrx(h, (trx) => recordCollection(trx, scope(h, co), { currency: 'MXN', amount: 999n, source: { type: 'test', id: 'e-1' } }));
     assert.deepEqual(await balances(co, 'live'), [
-      { currency: 'COP', available: 0, pending: 0 },
-      { currency: 'USD', available: 2.5, pending: 0 },
+      { currency: 'COP', available: 0, pending: 0, held: 0 },
+      { currency: 'USD', available: 2.5, pending: 0, held: 0 },
     ]);
     assert.deepEqual(await balances(co), [
-      { currency: 'COP', available: 0, pending: 0 },
-      { currency: 'MXN', available: 9.99, pending: 0 },
+      { currency: 'COP', available: 0, pending: 0, held: 0 },
+      { currency: 'MXN', available: 9.99, pending: 0, held: 0 },
     ]);
     const fresh = await h.company('Nueva SAS');
-    assert.deepEqual(await balances(fresh), [{ currency: 'COP', available: 0, pending: 0 }]);
+    assert.deepEqual(await balances(fresh), [{ currency: 'COP', available: 0, pending: 0, held: 0 }]);
     // Live money cannot pay a test refund.
     await assert.rejects(
       inTrx(h, (trx) => recordRefund(trx, scope(h, co), { currency: 'USD', amount: 1n, source: { type: 'test', id: 'e-r' } })),
@@ -461,7 +463,7 @@ describe('ledger: payments post their money', () => {
     assert.deepEqual(await cop(co), start, 'a declined attempt moves nothing');
     const res = await resolve(p.id);
     assert.equal(res.body.status, 'approved', res.raw);
-    assert.deepEqual(await cop(co), { currency: 'COP', available: start.available + 80000, pending: 0 });
+    assert.deepEqual(await cop(co), { currency: 'COP', available: start.available + 80000, pending: 0, held: 0 });
     const intent = (await co.req({ url: `/v1/payments/${p.id}/intents` })).body.data.find((i: any) => i.status === 'approved');
     const tx = await findTransaction(h.runtime.deps.database.db, scope(h, co), {
       kind: 'collection',
@@ -474,7 +476,7 @@ describe('ledger: payments post their money', () => {
     await resolve(usd.id);
     assert.deepEqual(
       (await balances(co)).find((b) => b.currency === 'USD'),
-      { currency: 'USD', available: 12.5, pending: 0 },
+      { currency: 'USD', available: 12.5, pending: 0, held: 0 },
     );
     await expectClean(h, co);
   });

@@ -14,13 +14,18 @@ export const balanceResponse = z.object({
     .number()
     .describe('pesos (major units, at most 2 decimals): collected and settled, plus what other companies moved to this balance (splits)'),
   pending: z.number().describe('pesos: collected, not settled yet'),
+  held: z
+    .number()
+    .describe('pesos: taken from available for cash-outs on their way out (docs/cashouts.md); back to available if one is rejected or cancelled'),
 });
 export const balancesResponse = z.object({ data: z.array(balanceResponse) });
 
 /** GET /balances: the company's balances in the key's environment, from the ledger (docs/ledger.md). */
 export async function listBalances(ctx: RequestContext): Promise<z.infer<typeof balancesResponse>> {
   const balances = await getBalances(ctx.db, ctx);
-  return { data: balances.map((b) => ({ currency: b.currency, available: toPesos(b.available), pending: toPesos(b.pending) })) };
+  return {
+    data: balances.map((b) => ({ currency: b.currency, available: toPesos(b.available), pending: toPesos(b.pending), held: toPesos(b.held) })),
+  };
 }
 
 export function ledgerRoutes(app: FastifyInstance): void {

@@ -31,6 +31,8 @@ export interface LedgerScope extends Tenant {
 export interface AccountRef {
   kind: AccountKind;
   companyId?: string;
+  /** A customer's wallet (kind `customer_wallet` only): the customer id. */
+  holder?: string;
 }
 
 /** The business event a transaction records; (kind, source) posts at most once per company and environment. */
@@ -49,7 +51,7 @@ export interface PostTransactionInput {
 export interface PostedEntry {
   id: string;
   account_id: string;
-  account: { companyId: string; kind: AccountKind };
+  account: { companyId: string; kind: AccountKind; holder: string };
   amount: bigint;
 }
 
@@ -86,11 +88,13 @@ interface LockedAccount {
   id: string;
   companyId: string;
   kind: AccountKind;
+  holder: string;
   balance: bigint;
 }
 type Locked = Map<string, LockedAccount>;
 
-const refKey = (companyId: string, kind: AccountKind) => `${companyId}\u0000${kind}`;
+const refKey = (companyId: string, kind: AccountKind, holderId = '') => `${companyId}\u0000${kind}\u0000${holderId}`;
+const keyOf = (scope: LedgerScope, ref: AccountRef) => refKey(holder(scope, ref), ref.kind, ref.holder ?? '');
 
 function holder(scope: LedgerScope, ref: AccountRef): string {
   return ref.companyId ?? scope.companyId;
@@ -129,15 +133,13 @@ async function lockAccounts(
   refs: AccountRef[],
   into: Locked = new Map(),
 ): Promise<Locked> {
-  const wanted = new Map<string, { companyId: string; kind: AccountKind }>();
+  const wanted = new Map<string, { companyId: string; kind: AccountKind; holder: string }>();
   for (const ref of refs) {
-    const companyId = holder(scope, ref);
-    if (!into.has(refKey(companyId, ref.kind))) wanted.set(refKey(companyId, ref.kind), { companyId, kind: ref.kind });
+    const key = keyOf(scope, ref);
+    if (!into.has(key)) wanted.set(key, { companyId: holder(scope, ref), kind: ref.kind, holder: ref.holder ?? '' });
   }
   if (wanted.size === 0) return into;
-  const keys = [...wanted.values()].sort((a, b) =>
-    a.companyId < b.companyId ? -1 : a.companyId > b.companyId ? 1 : a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0,
-  );
+  const keys = [...wanted.values()].sort((a, b) => (refKey(a.companyId, a.kind, a.holder) < refKey(b.companyId, b.kind, b.holder) ? -1 : 1));
   const now = scope.deps.clock.now();
   await trx
     .insertInto('ledger_accounts')
@@ -147,26 +149,35 @@ async function lockAccounts(
         environment: scope.environment,
         id: prefixedId('lac', now.getTime()),
         kind: k.kind,
+        holder: k.holder,
         currency,
         balance: 0n,
         created_at: now,
         updated_at: now,
       })),
     )
-    .onConflict((oc) => oc.columns(['company_id', 'environment', 'kind', 'currency']).doNothing())
+    .onConflict((oc) => oc.columns(['company_id', 'environment', 'kind', 'currency', 'holder']).doNothing())
     .execute();
   const rows = await trx
     .selectFrom('ledger_accounts')
-    .select(['id', 'company_id', 'kind', 'balance'])
+    .select(['id', 'company_id', 'kind', 'holder', 'balance'])
     .where('environment', '=', scope.environment)
     .where('currency', '=', currency)
-    .where((eb) => eb.or(keys.map((k) => eb.and([eb('company_id', '=', k.companyId), eb('kind', '=', k.kind)]))))
+    .where((eb) => eb.or(keys.map((k) => eb.and([eb('company_id', '=', k.companyId), eb('kind', '=', k.kind), eb('holder', '=', k.holder)]))))
     .orderBy('company_id')
     .orderBy('kind')
+    .orderBy('holder')
     .forNoKeyUpdate()
     .execute();
   if (rows.length !== keys.length) throw new Error('ledger accounts vanished while being locked');
-  for (const r of rows) into.set(refKey(r.company_id, r.kind), { id: r.id, companyId: r.company_id, kind: r.kind, balance: BigInt(r.balance) });
+  for (const r of rows)
+    into.set(refKey(r.company_id, r.kind, r.holder), {
+      id: r.id,
+      companyId: r.company_id,
+      kind: r.kind,
+      holder: r.holder,
+      balance: BigInt(r.balance),
+    });
   return into;
 }
 
@@ -185,7 +196,7 @@ async function loadTransaction(
   const entries = await db
     .selectFrom('ledger_entries as e')
     .innerJoin('ledger_accounts as a', 'a.id', 'e.account_id')
-    .select(['e.id', 'e.account_id', 'e.amount', 'a.company_id', 'a.kind'])
+    .select(['e.id', 'e.account_id', 'e.amount', 'a.company_id', 'a.kind', 'a.holder'])
     .where('e.company_id', '=', t.company_id)
     .where('e.environment', '=', t.environment)
     .where('e.transaction_id', '=', t.id)
@@ -202,7 +213,7 @@ async function loadTransaction(
     entries: entries.map((e) => ({
       id: e.id,
       account_id: e.account_id,
-      account: { companyId: e.company_id, kind: e.kind },
+      account: { companyId: e.company_id, kind: e.kind, holder: e.holder },
       amount: BigInt(e.amount),
     })),
     created: false,
@@ -220,6 +231,8 @@ const KIND_LABEL: Record<AccountKind, string> = {
   company_available: 'available balance',
   company_pending: 'pending balance',
   wallet: 'wallet balance',
+  company_held: 'balance held for cash-outs',
+  customer_wallet: "customer's wallet balance",
   external_clearing: 'clearing account',
 };
 
@@ -243,7 +256,9 @@ function validateInput(scope: LedgerScope, input: PostTransactionInput): void {
     if (e.amount === 0n) throw new LedgerError('an entry amount is never zero');
     const companyId = holder(scope, e.account);
     if (companyId !== scope.companyId && e.account.kind !== 'wallet') throw new LedgerError("another company's account may only be its wallet");
-    const key = refKey(companyId, e.account.kind);
+    if ((e.account.kind === 'customer_wallet') !== Boolean(e.account.holder))
+      throw new LedgerError('a customer_wallet account, and only it, names its customer (holder)');
+    const key = keyOf(scope, e.account);
     if (seen.has(key)) throw new LedgerError(`account ${e.account.kind} of ${companyId} appears twice in one transaction`);
     seen.add(key);
     sum += e.amount;
@@ -253,8 +268,8 @@ function validateInput(scope: LedgerScope, input: PostTransactionInput): void {
 
 function sameEntries(scope: LedgerScope, existing: PostedTransaction, input: PostTransactionInput): boolean {
   if (existing.currency !== input.currency || existing.entries.length !== input.entries.length) return false;
-  const want = new Map(input.entries.map((e) => [refKey(holder(scope, e.account), e.account.kind), e.amount]));
-  return existing.entries.every((e) => want.get(refKey(e.account.companyId, e.account.kind)) === e.amount);
+  const want = new Map(input.entries.map((e) => [keyOf(scope, e.account), e.amount]));
+  return existing.entries.every((e) => want.get(refKey(e.account.companyId, e.account.kind, e.account.holder)) === e.amount);
 }
 
 /** The posted transaction as callers see it, from what was just written. */
@@ -264,7 +279,7 @@ function postedResult(
   txId: string,
   now: Date,
   entries: { id: string; account_id: string; amount: bigint | string }[],
-  byAccount: Map<string, { companyId: string; kind: AccountKind }>,
+  byAccount: Map<string, { companyId: string; kind: AccountKind; holder: string }>,
 ): PostedTransaction {
   return {
     id: txId,
@@ -276,7 +291,7 @@ function postedResult(
     created_at: now,
     entries: entries.map((e) => {
       const a = byAccount.get(e.account_id)!;
-      return { id: e.id, account_id: e.account_id, account: { companyId: a.companyId, kind: a.kind }, amount: BigInt(e.amount) };
+      return { id: e.id, account_id: e.account_id, account: { companyId: a.companyId, kind: a.kind, holder: a.holder }, amount: BigInt(e.amount) };
     }),
     created: true,
   };
@@ -349,20 +364,20 @@ async function accountIds(
   scope: LedgerScope,
   currency: string,
   refs: AccountRef[],
-): Promise<Map<string, { id: string; companyId: string; kind: AccountKind }>> {
-  const keys = refs.map((r) => ({ companyId: holder(scope, r), kind: r.kind }));
+): Promise<Map<string, { id: string; companyId: string; kind: AccountKind; holder: string }>> {
+  const keys = refs.map((r) => ({ companyId: holder(scope, r), kind: r.kind, holder: r.holder ?? '' }));
   const now = scope.deps.clock.now();
   const find = () =>
     trx
       .selectFrom('ledger_accounts')
-      .select(['id', 'company_id', 'kind'])
+      .select(['id', 'company_id', 'kind', 'holder'])
       .where('environment', '=', scope.environment)
       .where('currency', '=', currency)
-      .where((eb) => eb.or(keys.map((k) => eb.and([eb('company_id', '=', k.companyId), eb('kind', '=', k.kind)]))))
+      .where((eb) => eb.or(keys.map((k) => eb.and([eb('company_id', '=', k.companyId), eb('kind', '=', k.kind), eb('holder', '=', k.holder)]))))
       .execute();
   let rows = await find();
   if (rows.length < keys.length) {
-    const sorted = [...keys].sort((a, b) => (refKey(a.companyId, a.kind) < refKey(b.companyId, b.kind) ? -1 : 1));
+    const sorted = [...keys].sort((a, b) => (refKey(a.companyId, a.kind, a.holder) < refKey(b.companyId, b.kind, b.holder) ? -1 : 1));
     await trx
       .insertInto('ledger_accounts')
       .values(
@@ -371,18 +386,19 @@ async function accountIds(
           environment: scope.environment,
           id: prefixedId('lac', now.getTime()),
           kind: k.kind,
+          holder: k.holder,
           currency,
           balance: 0n,
           created_at: now,
           updated_at: now,
         })),
       )
-      .onConflict((oc) => oc.columns(['company_id', 'environment', 'kind', 'currency']).doNothing())
+      .onConflict((oc) => oc.columns(['company_id', 'environment', 'kind', 'currency', 'holder']).doNothing())
       .execute();
     rows = await find();
     if (rows.length !== keys.length) throw new Error('ledger accounts vanished while being created');
   }
-  return new Map(rows.map((r) => [refKey(r.company_id, r.kind), { id: r.id, companyId: r.company_id, kind: r.kind }]));
+  return new Map(rows.map((r) => [refKey(r.company_id, r.kind, r.holder), { id: r.id, companyId: r.company_id, kind: r.kind, holder: r.holder }]));
 }
 
 /**
@@ -395,7 +411,7 @@ async function applyBalances(
   trx: Transaction<DB>,
   scope: LedgerScope,
   input: PostTransactionInput,
-  moves: { account: { id: string; companyId: string; kind: AccountKind }; amount: bigint }[],
+  moves: { account: { id: string; companyId: string; kind: AccountKind; holder: string }; amount: bigint }[],
   now: Date,
 ): Promise<void> {
   const ids = moves.map((m) => m.account.id);
@@ -429,7 +445,7 @@ async function post(trx: Transaction<DB>, scope: LedgerScope, input: PostTransac
       input.currency,
       input.entries.map((e) => e.account),
     );
-    const moves = input.entries.map((e) => ({ account: accounts.get(refKey(holder(scope, e.account), e.account.kind))!, amount: e.amount }));
+    const moves = input.entries.map((e) => ({ account: accounts.get(keyOf(scope, e.account))!, amount: e.amount }));
     const written = await insertTransaction(
       trx,
       scope,
@@ -452,7 +468,7 @@ async function post(trx: Transaction<DB>, scope: LedgerScope, input: PostTransac
   );
   const existing = await alreadyPosted(trx, scope, input);
   if (existing) return existing;
-  const moves = input.entries.map((e) => ({ account: accounts.get(refKey(holder(scope, e.account), e.account.kind))!, amount: e.amount }));
+  const moves = input.entries.map((e) => ({ account: accounts.get(keyOf(scope, e.account))!, amount: e.amount }));
   for (const m of moves) {
     if (NON_NEGATIVE.includes(m.account.kind) && m.account.balance + m.amount < 0n)
       throw insufficient(scope, m.account, -m.amount, input.currency, input.kind);
@@ -664,6 +680,116 @@ export async function reverse(
   });
 }
 
+/** Where a cash-out's money is held from and released back to: the company's balance or a customer's wallet. */
+export type HoldSource = { kind: 'company_available' } | { kind: 'customer_wallet'; holder: string };
+
+/**
+ * Money out, in three steps (docs/cashouts.md): `hold` sets the amount aside (from → company_held;
+ * short is insufficient_balance, nothing posted), then either `payout` (company_held →
+ * external_clearing: it left) or `release` (company_held → back to `from`). A payout that comes
+ * back (a bank return) is reversed straight to `from` (returnPayout). Each posts once per source.
+ */
+export async function holdPayout(
+  trx: Transaction<DB>,
+  scope: LedgerScope,
+  input: { currency: string; amount: bigint; source: LedgerSource; from: HoldSource },
+): Promise<PostedTransaction> {
+  checkAmount(input.amount);
+  return post(trx, scope, {
+    kind: 'hold',
+    currency: input.currency,
+    source: input.source,
+    entries: [
+      { account: input.from, amount: -input.amount },
+      { account: { kind: 'company_held' }, amount: input.amount },
+    ],
+  });
+}
+
+export async function postPayout(
+  trx: Transaction<DB>,
+  scope: LedgerScope,
+  input: { currency: string; amount: bigint; source: LedgerSource },
+): Promise<PostedTransaction> {
+  checkAmount(input.amount);
+  return post(trx, scope, {
+    kind: 'payout',
+    currency: input.currency,
+    source: input.source,
+    entries: [
+      { account: { kind: 'company_held' }, amount: -input.amount },
+      { account: { kind: 'external_clearing' }, amount: input.amount },
+    ],
+  });
+}
+
+export async function releaseHold(
+  trx: Transaction<DB>,
+  scope: LedgerScope,
+  input: { currency: string; amount: bigint; source: LedgerSource; to: HoldSource },
+): Promise<PostedTransaction> {
+  checkAmount(input.amount);
+  return post(trx, scope, {
+    kind: 'release',
+    currency: input.currency,
+    source: input.source,
+    entries: [
+      { account: { kind: 'company_held' }, amount: -input.amount },
+      { account: input.to, amount: input.amount },
+    ],
+  });
+}
+
+/** A payout the bank sent back: a `reversal` of the payout transaction, crediting `to` (once). */
+export async function returnPayout(
+  trx: Transaction<DB>,
+  scope: LedgerScope,
+  input: { currency: string; amount: bigint; source: LedgerSource; to: HoldSource },
+): Promise<PostedTransaction> {
+  const payout = await loadTransaction(trx, scope, { kind: 'payout', source: input.source });
+  if (!payout) throw new LedgerError(`no payout posted for ${input.source.type}/${input.source.id}`);
+  return post(trx, scope, {
+    kind: 'reversal',
+    currency: input.currency,
+    source: { type: 'ledger_transaction', id: payout.id },
+    entries: [
+      { account: { kind: 'external_clearing' }, amount: -input.amount },
+      { account: input.to, amount: input.amount },
+    ],
+  });
+}
+
+/** Company balance → a customer's wallet (`wallet_deposit`); short is insufficient_balance. */
+export async function depositToCustomerWallet(
+  trx: Transaction<DB>,
+  scope: LedgerScope,
+  input: { currency: string; amount: bigint; source: LedgerSource; customerId: string },
+): Promise<PostedTransaction> {
+  checkAmount(input.amount);
+  return post(trx, scope, {
+    kind: 'wallet_deposit',
+    currency: input.currency,
+    source: input.source,
+    entries: [
+      { account: { kind: 'company_available' }, amount: -input.amount },
+      { account: { kind: 'customer_wallet', holder: input.customerId }, amount: input.amount },
+    ],
+  });
+}
+
+/** A customer's wallet balance in minor units (0 when it never held money). */
+export async function customerWalletBalance(db: Executor, scope: Tenant, customerId: string, currency = 'COP'): Promise<bigint> {
+  const row = await db
+    .selectFrom('ledger_accounts')
+    .select('balance')
+    .$call(inTenant(scope))
+    .where('kind', '=', 'customer_wallet')
+    .where('holder', '=', customerId)
+    .where('currency', '=', currency)
+    .executeTakeFirst();
+  return row ? BigInt(row.balance) : 0n;
+}
+
 /** A transaction of the company by id or by (kind, source), with its entries; null when absent. */
 export async function findTransaction(
   db: Executor,
@@ -679,6 +805,8 @@ export interface Balance {
   available: bigint;
   /** company_pending, minor units. */
   pending: bigint;
+  /** company_held: cash-outs on their way out, minor units. */
+  held: bigint;
 }
 
 /** The company's balances per currency (COP always listed), from the accounts' balances. */
@@ -687,13 +815,14 @@ export async function getBalances(db: Executor, scope: { companyId: string; envi
     .selectFrom('ledger_accounts')
     .select(['currency', 'kind', 'balance'])
     .$call(inTenant(scope))
-    .where('kind', 'in', ['company_available', 'company_pending', 'wallet'])
+    .where('kind', 'in', ['company_available', 'company_pending', 'company_held', 'wallet'])
     .execute();
-  const out = new Map<string, Balance>([['COP', { currency: 'COP', available: 0n, pending: 0n }]]);
+  const out = new Map<string, Balance>([['COP', { currency: 'COP', available: 0n, pending: 0n, held: 0n }]]);
   for (const r of rows) {
     let b = out.get(r.currency);
-    if (!b) out.set(r.currency, (b = { currency: r.currency, available: 0n, pending: 0n }));
+    if (!b) out.set(r.currency, (b = { currency: r.currency, available: 0n, pending: 0n, held: 0n }));
     if (r.kind === 'company_pending') b.pending += BigInt(r.balance);
+    else if (r.kind === 'company_held') b.held += BigInt(r.balance);
     else b.available += BigInt(r.balance);
   }
   return [...out.values()].sort((a, b) => (a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : 0));

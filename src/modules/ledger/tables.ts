@@ -10,15 +10,20 @@ type Timestamp = ColumnType<Date, Date | string, Date | string>;
  * - `company_pending`: collected, not settled yet. Never below zero.
  * - `wallet`: money another company moved to this company's balance (splits, target wallets).
  *   Lives in the receiving company's books. Never below zero.
+ * - `company_held`: taken from the available balance for cash-outs on their way out (docs/cashouts.md).
+ *   Never below zero.
+ * - `customer_wallet`: the money of one of the company's customers (`holder` = the customer id),
+ *   moved there from the company's balance. Never below zero.
  * - `external_clearing`: the world outside Recaudo (payers, banks); goes below zero as money
  *   comes in.
  */
-export const ACCOUNT_KINDS = ['company_available', 'company_pending', 'wallet', 'external_clearing'] as const;
+export const ACCOUNT_KINDS = ['company_available', 'company_pending', 'company_held', 'wallet', 'customer_wallet', 'external_clearing'] as const;
 export type AccountKind = (typeof ACCOUNT_KINDS)[number];
 /** Kinds whose balance may never go below zero (also a CHECK constraint in migrations/0007_ledger.sql). */
-export const NON_NEGATIVE: readonly AccountKind[] = ['company_available', 'company_pending', 'wallet'];
+export const NON_NEGATIVE: readonly AccountKind[] = ['company_available', 'company_pending', 'company_held', 'wallet', 'customer_wallet'];
 
-export const TRANSACTION_KINDS = ['collection', 'settlement', 'split', 'refund', 'payout', 'reversal'] as const;
+/** `hold`: a cash-out's money set aside; `payout`: it left; `release`: it came back to where it was held from; `wallet_deposit`: company → a customer's wallet. */
+export const TRANSACTION_KINDS = ['collection', 'settlement', 'split', 'refund', 'payout', 'reversal', 'hold', 'release', 'wallet_deposit'] as const;
 export type LedgerTransactionKind = (typeof TRANSACTION_KINDS)[number];
 
 /** The ledger module's tables (migrations/0007_ledger.sql), merged into the shared DB type. */
@@ -27,6 +32,8 @@ export interface LedgerAccountsTable {
   environment: Environment;
   id: string;
   kind: AccountKind;
+  /** The customer of a `customer_wallet` account; '' for the company's own accounts. */
+  holder: ColumnType<string, string | undefined, never>;
   currency: string;
   balance: ColumnType<bigint, bigint | undefined, bigint>;
   created_at: Timestamp;
