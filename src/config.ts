@@ -36,6 +36,8 @@ export interface Config {
   sandboxAccountDelayMs: number;
   /** Charges (docs/charges.md): a sandbox bank-account debit settles this long after it is submitted. */
   sandboxChargeDelayMs: number;
+  /** SANDBOX_CASHOUT_DELAY_MS: how long a test ACH or TURBO cash-out stays processing (PRODUCT.md). */
+  sandboxCashoutDelayMs: number;
   /** The sandbox tax authority answers a stamping after this long (docs/invoicing.md). */
   sandboxStampDelayMs: number;
   /** Charges: the reconciler looks at a charge or refund whose request did not save its outcome after this long. */
@@ -210,6 +212,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerMaxOutageMs: int(env, 'WORKER_MAX_OUTAGE_MS', 300_000, 0),
     sandboxAccountDelayMs: int(env, 'SANDBOX_ACCOUNT_DELAY_MS', 2_000, 0),
     sandboxChargeDelayMs: int(env, 'SANDBOX_CHARGE_DELAY_MS', 3_000, 0),
+    sandboxCashoutDelayMs: int(env, 'SANDBOX_CASHOUT_DELAY_MS', 3_000, 0),
     sandboxStampDelayMs: int(env, 'SANDBOX_STAMP_DELAY_MS', 1_000, 0),
     chargeReconcileDelayMs: int(env, 'CHARGE_RECONCILE_DELAY_MS', 30_000, 0),
     railCallTimeoutMs: int(env, 'RAIL_CALL_TIMEOUT_MS', 20_000, 100),

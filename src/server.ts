@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Runtime } from './runtime.ts';
 import { buildApp, type RouteInfo } from './platform/http/app.ts';
 import { modules, pages } from './modules/index.ts';
-import { createCompany, rotateKey, OperatorInputError } from './modules/companies/service.ts';
+import { createCompany, setCompany, rotateKey, OperatorInputError } from './modules/companies/service.ts';
 import type { KeyResolver } from './platform/auth/api-keys.ts';
 import { setFiscalProfile, showFiscalProfile } from './modules/fiscal/operator.ts';
 import { setConnector, showConnector } from './modules/connectors/operator.ts';
@@ -40,6 +40,7 @@ export function startControlSocket(runtime: Runtime, socketPath: string, keys: K
       const { db } = runtime.deps.database;
       const now = runtime.deps.clock.now();
       if (req.method === 'POST' && req.url === '/companies') return send(200, await createCompany(db, input, now));
+      if (req.method === 'POST' && req.url === '/companies/set') return send(200, await setCompany(db, input));
       if (req.method === 'POST' && req.url === '/keys/rotate') {
         const out = await rotateKey(db, input.company, input.env, now, input.kind);
         keys.forget();

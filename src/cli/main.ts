@@ -4,7 +4,7 @@ import { loadConfig } from '../config.ts';
 import { createLogger, createRuntime, DataDirBusyError } from '../runtime.ts';
 import { readLock } from '../platform/db/data-dir-lock.ts';
 import fs from 'node:fs';
-import { createCompany, rotateKey, validateCompanyInput, OperatorInputError } from '../modules/companies/service.ts';
+import { createCompany, rotateKey, setCompany, validateCompanyInput, OperatorInputError } from '../modules/companies/service.ts';
 import { setFiscalProfile, showFiscalProfile } from '../modules/fiscal/operator.ts';
 import { importRanges, type ImportRangesOutput } from '../modules/fiscal/import-ranges.ts';
 import { setConnector, showConnector } from '../modules/connectors/operator.ts';
@@ -13,6 +13,8 @@ import { JobOperatorError, listJobs, retryJob, type JobView } from '../platform/
 const USAGE = `recaudo — operator commands
 
   recaudo companies create --name "Acme SAS" [--nit 900123456] [--feature campaigns ...] [--json]
+  recaudo companies set --company ID --approval-threshold PESOS|none [--json]
+                                 cash-outs above the threshold wait for approval (docs/cashouts.md)
   recaudo keys rotate --company ID --env test|live [--publishable] [--json]
   recaudo fiscal-profile show --company ID --env test|live [--json]
   recaudo fiscal-profile set --company ID --env test|live [--nit DIGITS --dv D --legal-name NAME
@@ -112,6 +114,18 @@ async function run(argv: string[]): Promise<void> {
       `company ${out.company.id} (${out.company.name})\n  test key: ${out.keys.test}\n  live key: ${out.keys.live}\n` +
         `  publishable: ${out.publishable_keys.test} / ${out.publishable_keys.live}\nKeys are shown only now; store them safely.`,
     );
+    return;
+  }
+  if (group === 'companies' && action === 'set') {
+    const { values } = parseArgs({
+      args: rest,
+      options: { company: { type: 'string' }, 'approval-threshold': { type: 'string' }, json: { type: 'boolean' } },
+      strict: true,
+    });
+    const input = { company: values.company, approvalThreshold: values['approval-threshold'] };
+    const out = await withDatabase('/companies/set', input, (deps) => setCompany(deps.database.db, input));
+    const t = out.company.cashout_approval_threshold;
+    print(!!values.json, out, `company ${out.company.id}: cash-outs above ${t === null ? '(no threshold)' : `COP ${t}`} wait for approval`);
     return;
   }
   if (group === 'keys' && action === 'rotate') {

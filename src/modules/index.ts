@@ -6,6 +6,8 @@ import { registerAccountJobs } from './accounts/service.ts';
 import { bankRoutes } from './banks/routes.ts';
 import { cardRoutes } from './cards/routes.ts';
 import { chargeRoutes, registerChargeWorkers } from './charges/routes.ts';
+import { cashoutRoutes } from './cashouts/routes.ts';
+import { registerCashoutJobs } from './cashouts/service.ts';
 import { seedBanks } from './banks/service.ts';
 import { connectLinkRoutes } from './connect-links/routes.ts';
 import { connectorRoutes } from './connectors/routes.ts';
@@ -36,6 +38,7 @@ export const modules: ModuleRegistrar[] = [
   ledgerRoutes,
   cardRoutes,
   chargeRoutes,
+  cashoutRoutes,
   priceRoutes,
   fiscalRoutes,
   invoiceRoutes,
@@ -57,6 +60,7 @@ export function registerJobHandlers(deps: AppDeps): void {
   registerWebhookWorkers(deps);
   registerPaymentJobs(deps);
   registerChargeWorkers(deps);
+  registerCashoutJobs(deps);
   registerFiscalJobs(deps);
   registerInvoiceJobs(deps);
 }

@@ -101,6 +101,7 @@ export type RailsConfig = Pick<
   | 'smtpUrl'
   | 'smtpFrom'
   | 'sandboxChargeDelayMs'
+  | 'sandboxCashoutDelayMs'
   | 'sandboxAccountDelayMs'
   | 'sandboxStampDelayMs'
   | 'railCallTimeoutMs'
@@ -109,7 +110,10 @@ export type RailsConfig = Pick<
 >;
 
 /** The sandbox adapters of the money rails (PRODUCT.md "Test environment"; the sandbox table). */
-export function createSandboxMoneyRails(config: Pick<RailsConfig, 'sandboxChargeDelayMs' | 'sandboxAccountDelayMs'>, clock: Clock): MoneyPorts {
+export function createSandboxMoneyRails(
+  config: Pick<RailsConfig, 'sandboxChargeDelayMs' | 'sandboxAccountDelayMs' | 'sandboxCashoutDelayMs'>,
+  clock: Clock,
+): MoneyPorts {
   const debit = new SandboxDebit({ delayMs: config.sandboxChargeDelayMs, clock });
   return {
     card: debit,
@@ -118,7 +122,7 @@ export function createSandboxMoneyRails(config: Pick<RailsConfig, 'sandboxCharge
     rtkey: new SandboxRtkey(),
     walleta: new SandboxWallet('walleta'),
     walletb: new SandboxWallet('walletb'),
-    payout: new SandboxPayouts(),
+    payout: new SandboxPayouts({ delayMs: config.sandboxCashoutDelayMs, clock }),
     enrollment: new SandboxEnrollment({ delayMs: config.sandboxAccountDelayMs }),
     key_directory: new SandboxKeyDirectory(),
   };

@@ -1,37 +1,57 @@
+import type { Clock } from '../platform/clock.ts';
+
 /**
- * Payouts (rail `payout`): money out of a company's balance to a bank account or wallet. The port
- * only, with its sandbox: cash-outs build on it (docs/rails.md). Idempotent by `reference`.
+ * Payouts (rail `payout`): money out of a company's balance to a bank account or wallet, used by
+ * cash-outs (docs/cashouts.md, docs/rails.md). Idempotent by `reference` (the cash-out id): sending
+ * the same reference again answers where that payout stands and never pays twice.
  */
 export interface PayoutRequest {
   reference: string;
   amount: bigint;
   currency: string;
+  /** ACH (1–3 business days), TURBO (hours), INSTANT (Bre-B, seconds). */
+  method: 'ACH' | 'TURBO' | 'INSTANT';
   bankId: string;
   accountNumber: string;
+  /** The account's subtype: SAVINGS, CHECKING, ELECTRONIC_DEPOSIT, KEY. */
   accountType: string;
   holderName: string;
   holderDocument: string;
+  /** When the cash-out was sent first (the sandbox times its answer from it). */
+  submittedAt: Date;
+  /** Test cash-outs: PRODUCT.md's sandbox trigger, or null. */
+  testScenario: string | null;
 }
 
 export type PayoutOutcome =
-  { status: 'paid'; networkId: string } | { status: 'failed'; networkId: string; remarks: string } | { status: 'pending'; networkId: string };
+  | { status: 'paid'; networkId: string }
+  | { status: 'failed'; networkId: string; remarks: string }
+  /** Not final yet: ask again at `settleAt` (null: only a resolve or an event settles it). */
+  | { status: 'pending'; networkId: string; settleAt: Date | null };
 
 export interface PayoutPort {
   readonly name: string;
-  /** Sends the payout (again: the same answer). */
+  /** Sends the payout, or answers where the payout of this reference stands (never a second one). */
   send(request: PayoutRequest): Promise<PayoutOutcome>;
-  /** Where a sent payout stands now. */
-  status(request: PayoutRequest): Promise<PayoutOutcome>;
 }
 
-/** The sandbox: every payout is paid at once, except to an account number ending in 9999 (failed). */
+/**
+ * The sandbox (PRODUCT.md "Cash-outs and wallets"): INSTANT is paid at once; ACH and TURBO after
+ * `delayMs` from the first send. `test_scenario` `rejected` fails with ACCOUNT_CLOSED after the
+ * delay, `pending` never settles by itself; an account number ending in 9999 fails
+ * (ACCOUNT_REJECTED).
+ */
 export class SandboxPayouts implements PayoutPort {
   readonly name = 'sandbox';
+  constructor(private readonly opts: { delayMs: number; clock: Clock }) {}
+
   async send(request: PayoutRequest): Promise<PayoutOutcome> {
-    return this.status(request);
-  }
-  async status(request: PayoutRequest): Promise<PayoutOutcome> {
     const networkId = `sbx_payout_${request.reference}`;
-    return request.accountNumber.endsWith('9999') ? { status: 'failed', networkId, remarks: 'ACCOUNT_REJECTED' } : { status: 'paid', networkId };
+    if (request.accountNumber.endsWith('9999')) return { status: 'failed', networkId, remarks: 'ACCOUNT_REJECTED' };
+    if (request.testScenario === 'pending') return { status: 'pending', networkId, settleAt: null };
+    const settleAt = new Date(request.submittedAt.getTime() + (request.method === 'INSTANT' ? 0 : this.opts.delayMs));
+    if (this.opts.clock.now().getTime() < settleAt.getTime()) return { status: 'pending', networkId, settleAt };
+    if (request.testScenario === 'rejected') return { status: 'failed', networkId, remarks: 'ACCOUNT_CLOSED' };
+    return { status: 'paid', networkId };
   }
 }

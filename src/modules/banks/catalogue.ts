@@ -148,3 +148,13 @@ export const PLATFORM_BANK: BankEntry = {
 };
 
 export const CATALOGUE: BankEntry[] = [...BANKS.map(entry), PLATFORM_BANK];
+
+/**
+ * The banks that take TURBO cash-outs (same-day interbank transfers, docs/cashouts.md): the large
+ * ACH participants with an express channel, and the two wallets. Any other bank takes ACH only.
+ */
+const TURBO_BANK_CODES = new Set(['1007', '1051', '1001', '1013', '1023', '1002', '1052', '1507', '1551']);
+
+export function offersTurbo(code: string): boolean {
+  return TURBO_BANK_CODES.has(code);
+}

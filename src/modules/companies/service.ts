@@ -70,3 +70,34 @@ export async function rotateKey(
     return { company: { id: companyId }, environment, kind, key };
   });
 }
+
+/**
+ * `recaudo companies set`: operator settings of a company. `approvalThreshold`: pesos above which a
+ * cash-out waits for approval (docs/cashouts.md); 'none' removes it.
+ */
+export async function setCompany(
+  db: Executor,
+  input: { company?: string; approvalThreshold?: string },
+): Promise<{ company: { id: string; name: string; cashout_approval_threshold: number | null } }> {
+  if (!input.company) throw new OperatorInputError('--company is required');
+  const values: { cashout_approval_threshold?: bigint | null } = {};
+  if (input.approvalThreshold !== undefined) {
+    if (input.approvalThreshold === 'none') values.cashout_approval_threshold = null;
+    else {
+      const pesos = /^\d{1,13}(\.\d{1,2})?$/.test(input.approvalThreshold) ? Math.round(Number(input.approvalThreshold) * 100) : NaN;
+      if (!Number.isFinite(pesos) || pesos <= 0)
+        throw new OperatorInputError('--approval-threshold must be an amount in pesos (more than 0) or none');
+      values.cashout_approval_threshold = BigInt(pesos);
+    }
+  }
+  if (Object.keys(values).length === 0) throw new OperatorInputError('nothing to set: pass --approval-threshold');
+  const row = await db
+    .updateTable('companies')
+    .set(values)
+    .where('id', '=', input.company)
+    .returning(['id', 'name', 'cashout_approval_threshold'])
+    .executeTakeFirst();
+  if (!row) throw new OperatorInputError(`no company ${input.company}`);
+  const threshold = row.cashout_approval_threshold;
+  return { company: { id: row.id, name: row.name, cashout_approval_threshold: threshold === null ? null : Number(threshold) / 100 } };
+}

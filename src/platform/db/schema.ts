@@ -12,6 +12,8 @@ export interface CompaniesTable {
   nit: string | null;
   features: Json<string[]>;
   max_transaction_cop: ColumnType<bigint, bigint | undefined, bigint>;
+  /** Cash-outs above this (minor units) wait for approval (docs/cashouts.md); null: none. */
+  cashout_approval_threshold: ColumnType<bigint | null, bigint | null | undefined, bigint | null>;
   created_at: ColumnType<Date, Date | string | undefined, never>;
 }
 

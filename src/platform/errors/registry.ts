@@ -100,7 +100,20 @@ export const Errors = {
     422,
     'The connector that collected this charge cannot give money back through its API; nothing was recorded (docs/connectors.md).',
   ),
-  internal_error: def(10500, 'internal_error', 500, 'An unexpected error occurred; it has been logged with the request id.'),
+  // PRODUCT.md "Cash-outs and wallets"
+  balance_is_empty: def(10500, 'balance_is_empty', 422, 'The available balance is empty: there is nothing to cash out.'),
+  insufficient_funds: def(10501, 'insufficient_funds', 422, 'The available balance does not cover this amount; nothing was created.'),
+  cashout_not_cancellable: def(10511, 'cashout_not_cancellable', 422, 'Only a created or require_approval cash-out can be cancelled.'),
+  cashout_not_pending_approval: def(10512, 'cashout_not_pending_approval', 422, 'Only a cash-out in require_approval can be approved or rejected.'),
+  cashout_external_id_taken: def(10513, 'cashout_external_id_taken', 409, 'A cash-out with this external_id already exists in this environment.'),
+  company_account_not_found: def(
+    10809,
+    'company_account_not_found',
+    422,
+    'The company has no payout account: send account_id or set one (PUT /v1/company/payout-account).',
+  ),
+  // 10500 is PRODUCT.md's balance_is_empty: a bug's 500 has a code of its own.
+  internal_error: def(90000, 'internal_error', 500, 'An unexpected error occurred; it has been logged with the request id.'),
 } as const satisfies Record<string, ErrorDef>;
 
 export type ErrorName = keyof typeof Errors;

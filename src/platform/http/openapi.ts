@@ -13,6 +13,8 @@ export const errorEnvelope = z.object({
     .describe(
       'rail_not_configured (10900): the rail without a connector (card, account_debit, banklink, rtkey, walleta, walletb, payout, enrollment, key_directory)',
     ),
+  /** cashout_external_id_taken (10513): the cash-out that already has this external_id. */
+  cashout_id: z.string().optional().describe('cashout_external_id_taken (10513): the first cash-out with this external_id'),
 });
 
 const DESCRIPTIONS: Record<number, string> = {
@@ -20,7 +22,7 @@ const DESCRIPTIONS: Record<number, string> = {
   401: 'unauthenticated (10000)',
   403: 'Not allowed for this key or resource',
   404: 'record_not_found (10002) or environment_key_mismatch; an invalid key is also 404',
-  409: 'idempotency_error (10003)',
+  409: 'idempotency_error (10003); cashout_external_id_taken (10513) with `cashout_id`',
   422: 'validation_error (10001) with errors by field; rail_not_configured (10900) with `rail` when a live key has no connector for the rail',
   429: 'Rate limit exceeded',
   503: 'Temporarily unavailable',
