@@ -228,6 +228,10 @@ interface Fixtures {
   invoice: string;
   creditNote: string;
   token: string;
+  cashout: string;
+  cashoutToCancel: string;
+  cashoutToApprove: string;
+  cashoutToReject: string;
 }
 
 const RESOLUTION = {
@@ -279,6 +283,13 @@ async function makeFixtures(h: Harness, co: Company, tag: string): Promise<Fixtu
   const creditNote = (await ok({ url: `/v1/invoices/${invoice}/credit-notes`, body: { amount: 1000, reason: `Nota ${tag}` } })).id;
   await drainJobs(h, co);
   const token = (await ok({ url: '/v1/tokens', body: cardBody('', { customer_id: undefined }), key: co.publishable_keys.test })).id;
+  // Cash-outs of the collected charge: one processing until resolved, three waiting for approval.
+  const cashoutOf = async (scenario: string) =>
+    (await ok({ url: '/v1/cashouts', body: { amount: 1000, customer_id: customer, account_id: account, test_scenario: scenario } })).id as string;
+  const cashout = await cashoutOf('pending');
+  const cashoutToCancel = await cashoutOf('require_approval');
+  const cashoutToApprove = await cashoutOf('require_approval');
+  const cashoutToReject = await cashoutOf('require_approval');
   const delivery = (await ok({ url: `/v1/webhooks/${webhook}/deliveries` })).data[0]?.id;
   const event = (await ok({ url: '/v1/events' })).data[0]?.id;
   const intent = (await ok({ url: '/v1/payment-intents' })).data[0]?.id ?? charge;
@@ -303,6 +314,10 @@ async function makeFixtures(h: Harness, co: Company, tag: string): Promise<Fixtu
     invoice,
     creditNote,
     token,
+    cashout,
+    cashoutToCancel,
+    cashoutToApprove,
+    cashoutToReject,
   };
   for (const [k, v] of Object.entries(fx)) assert.ok(typeof v === 'string' && v, `fixture ${k} of ${tag}`);
   return fx;
@@ -319,6 +334,9 @@ function pathIds(path: string, fx: Fixtures): Record<string, string> | undefined
   if (path === '/v1/accounts/{id}/validate') return { id: fx.pendingWallet };
   if (path === '/v1/charges/{id}/cancel') return { id: fx.pendingCharge };
   if (path === '/v1/charges/{id}/resolve') return { id: fx.pendingCharge2 };
+  if (path === '/v1/cashouts/{id}/cancel') return { id: fx.cashoutToCancel };
+  if (path === '/v1/cashouts/{id}/approve') return { id: fx.cashoutToApprove };
+  if (path === '/v1/cashouts/{id}/reject') return { id: fx.cashoutToReject };
   if (path.startsWith('/v1/request-to-pay/walleta/')) return { id: fx.walleta };
   if (path.startsWith('/v1/request-to-pay/walletb/')) return { id: fx.walletb };
   if (path.startsWith('/v1/webhooks/{id}/deliveries/{delivery_id}')) return { id: fx.webhook, delivery_id: fx.delivery };
@@ -336,6 +354,7 @@ function pathIds(path: string, fx: Fixtures): Record<string, string> | undefined
     prices: fx.price,
     'fiscal-resolutions': fx.resolution,
     invoices: fx.invoice,
+    cashouts: fx.cashout,
   };
   const id = byCollection[path.split('/')[2]];
   const names = [...path.matchAll(/\{([^}]+)\}/g)].map((x) => x[1]);
