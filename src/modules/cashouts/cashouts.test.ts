@@ -155,6 +155,26 @@ describe(`cash-outs (${ENGINE})`, () => {
     assert.match(JSON.stringify(refused.body.errors), /TURBO/);
   });
 
+  test('turbo_onboarding: the beneficiary is enrolled first (cashout.turbo_onboarding), then it completes; an account ending in 9999 is rejected', async () => {
+    await fund(30000);
+    const t = (await cashout({ method: 'TURBO', test_scenario: 'turbo_onboarding' })).body;
+    assert.equal(t.status, 'processing');
+    h.clock.advance(h.config.sandboxCashoutDelayMs);
+    await runJobs([t.id]);
+    assert.deepEqual(await events(t.id), ['cashout.created', 'cashout.processing', 'cashout.turbo_onboarding', 'cashout.completed']);
+    const closed = await createAccount(h, co, customer, { account_number: '5500119999' }, { activate: false });
+    await h.runtime.deps.database.db.updateTable('accounts').set({ status: 'ACTIVE' }).where('id', '=', closed).execute();
+    const before = await balance(co);
+    const r = (await cashout({ account_id: closed })).body;
+    assert.equal(r.status, 'rejected');
+    assert.equal(r.remarks, 'ACCOUNT_REJECTED');
+    assert.equal((await balance(co)).available, before.available, 'released at once');
+    const company = await createCustomer(co, 'test', 'Empresa');
+    await h.runtime.deps.database.db.updateTable('customers').set({ type: 'company' }).where('id', '=', company).execute();
+    const key = await createAccount(h, co, company, { subtype: 'KEY', account_number: '@empresa.pagos', bank_id: undefined });
+    expectValidation(await cashout({ method: 'INSTANT', customer_id: company, account_id: key }), 'method');
+  });
+
   test('rules: amount limits, the account, the customer, test_scenario, a duplicate external_id', async () => {
     expectValidation(await cashout({ amount: 999.99 }), 'amount');
     expectValidation(await cashout({ amount: 1000.001 }), 'amount');
