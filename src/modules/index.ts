@@ -15,6 +15,8 @@ import { customerRoutes } from './customers/routes.ts';
 import { eventRoutes } from './events/routes.ts';
 import { fiscalRoutes, registerFiscalJobs } from './fiscal/routes.ts';
 import { ledgerRoutes } from './ledger/routes.ts';
+import { registerLedgerJobs } from './ledger/balance-events.ts';
+import { walletRoutes } from './wallets/routes.ts';
 import { registerWebhookWorkers, webhookRoutes } from './webhooks/routes.ts';
 import { paymentRoutes } from './payments/routes.ts';
 import { priceRoutes } from './prices/routes.ts';
@@ -43,6 +45,7 @@ export const modules: ModuleRegistrar[] = [
   fiscalRoutes,
   invoiceRoutes,
   connectorRoutes,
+  walletRoutes,
 ];
 
 /** Payer-facing HTML pages (hosted payment page, payment portal), outside /v1 and without an API key. */
@@ -63,4 +66,5 @@ export function registerJobHandlers(deps: AppDeps): void {
   registerCashoutJobs(deps);
   registerFiscalJobs(deps);
   registerInvoiceJobs(deps);
+  registerLedgerJobs(deps);
 }

@@ -6,6 +6,7 @@ import { ApiError } from '../../platform/errors/api-error.ts';
 import { prefixedId } from '../../platform/ids.ts';
 import { NON_NEGATIVE, type AccountKind, type LedgerTransactionKind } from './tables.ts';
 import './tables.ts';
+import { FIGURE_KINDS, noteBalanceChange, type BalanceNoticeScope } from './balance-notices.ts';
 import type { Tenant } from '../../platform/scope.ts';
 import { inTenant } from '../../platform/scope.ts';
 
@@ -19,9 +20,12 @@ import { inTenant } from '../../platform/scope.ts';
  * to zero.
  */
 
-/** Who posts: a company in one environment. A ServiceScope or a RequestContext is one. */
+/**
+ * Who posts: a company in one environment. A ServiceScope or a RequestContext is one. The job
+ * queue opens the balance.updated notices of the postings (balance-notices.ts).
+ */
 export interface LedgerScope extends Tenant {
-  deps: { clock: Clock };
+  deps: { clock: Clock } & BalanceNoticeScope['deps'];
 }
 
 /**
@@ -429,6 +433,16 @@ async function applyBalances(
   throw insufficient(scope, { ...short.account, balance: BigInt(row.balance) }, -short.amount, input.currency, input.kind);
 }
 
+/** balance.updated: the companies whose figures (available, pending, held) this posting changed get a notice. */
+function noteFigures(trx: Transaction<DB>, scope: LedgerScope, currency: string, moves: { account: { companyId: string; kind: AccountKind } }[]) {
+  return noteBalanceChange(
+    trx,
+    scope,
+    currency,
+    moves.filter((m) => FIGURE_KINDS.has(m.account.kind)).map((m) => m.account.companyId),
+  );
+}
+
 /**
  * postTransaction's work. Without `locked`: accounts by id (no lock), the transaction and its
  * entries, then the balances last (the only locks, held from there to the caller's commit).
@@ -455,6 +469,7 @@ async function post(trx: Transaction<DB>, scope: LedgerScope, input: PostTransac
     );
     if (!written) return (await alreadyPosted(trx, scope, input))!;
     await applyBalances(trx, scope, input, moves, now);
+    await noteFigures(trx, scope, input.currency, moves);
     return postedResult(scope, input, written.txId, now, written.entries, new Map(moves.map((m) => [m.account.id, m.account])));
   }
   // Locks first: a second poster of the same event waits here and then finds the first's
@@ -487,6 +502,7 @@ async function post(trx: Transaction<DB>, scope: LedgerScope, input: PostTransac
     trx,
   );
   for (const m of moves) m.account.balance += m.amount;
+  await noteFigures(trx, scope, input.currency, moves);
   return postedResult(scope, input, written.txId, now, written.entries, new Map(moves.map((m) => [m.account.id, m.account])));
 }
 
