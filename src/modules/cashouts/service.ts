@@ -16,6 +16,7 @@ import { findBank } from '../banks/service.ts';
 import { offersTurbo } from '../banks/catalogue.ts';
 import { customerWalletBalance, holdPayout, postPayout, releaseHold, returnPayout, type HoldSource } from '../ledger/service.ts';
 import { maxTransactionCop } from '../payments/queries.ts';
+import { confirmWalletWithdrawal, recordWalletReturn, recordWalletWithdrawal } from '../wallets/service.ts';
 import { addBusinessDays } from './business-days.ts';
 import { APPROVAL_EXPIRED_REMARKS, APPROVAL_WINDOW_MS, CANCELLABLE, CASHOUT_MACHINE, RETURNED_REMARKS, type CashoutAction } from './lifecycle.ts';
 import { CASHOUT_TEST_SCENARIOS, cashoutList, type CashoutResponse, type CreateCashoutBody, type ResolveCashoutBody } from './schemas.ts';
@@ -112,10 +113,19 @@ async function transition(trx: Transaction<DB>, scope: ServiceScope, row: Cashou
     present: (r) => toCashoutResponse(r as CashoutRow),
   });
   const money = { currency: updated.currency, amount: BigInt(updated.amount), source: ledgerSource(updated) };
-  if (t.action === 'complete') await postPayout(trx, scope, money);
-  if ((t.action === 'reject' && row.status !== 'completed') || t.action === 'cancel')
-    await releaseHold(trx, scope, { ...money, to: holdSource(updated) });
-  if (t.action === 'return') await returnPayout(trx, scope, { ...money, to: holdSource(updated) });
+  const fromWallet = updated.source === 'customer_wallet';
+  if (t.action === 'complete') {
+    await postPayout(trx, scope, money);
+    if (fromWallet) await confirmWalletWithdrawal(trx, scope, updated.id);
+  }
+  if ((t.action === 'reject' && row.status !== 'completed') || t.action === 'cancel' || t.action === 'return') {
+    const back =
+      t.action === 'return'
+        ? await returnPayout(trx, scope, { ...money, to: holdSource(updated) })
+        : await releaseHold(trx, scope, { ...money, to: holdSource(updated) });
+    // The customer's wallet shows the money coming back (docs/wallets.md).
+    if (fromWallet) await recordWalletReturn(trx, scope, { cashoutId: updated.id, concept: updated.remarks, ledgerTransactionId: back.id });
+  }
   return updated as CashoutRow;
 }
 
@@ -269,7 +279,17 @@ async function recordCashout(trx: Transaction<DB>, scope: ServiceScope, input: N
     present: (r) => toCashoutResponse(r),
   });
   try {
-    await holdPayout(trx, scope, { currency: 'COP', amount: input.amount, source: ledgerSource(row), from: input.source });
+    const hold = await holdPayout(trx, scope, { currency: 'COP', amount: input.amount, source: ledgerSource(row), from: input.source });
+    if (input.source.kind === 'customer_wallet') {
+      await recordWalletWithdrawal(trx, scope, {
+        customerId: input.customerId,
+        amount: input.amount,
+        currency: 'COP',
+        cashoutId: row.id,
+        concept: input.description,
+        ledgerTransactionId: hold.id,
+      });
+    }
   } catch (error) {
     if (error instanceof ApiError && error.def.codeName === 'insufficient_balance') {
       const what = input.source.kind === 'customer_wallet' ? "The customer's wallet" : 'The available balance';

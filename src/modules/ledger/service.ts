@@ -692,7 +692,10 @@ export async function reverse(
     kind: 'reversal',
     currency: original.currency,
     source: { type: 'ledger_transaction', id: original.id },
-    entries: original.entries.map((e) => ({ account: { kind: e.account.kind, companyId: e.account.companyId }, amount: -e.amount })),
+    entries: original.entries.map((e) => ({
+      account: { kind: e.account.kind, companyId: e.account.companyId, ...(e.account.holder ? { holder: e.account.holder } : {}) },
+      amount: -e.amount,
+    })),
   });
 }
 
