@@ -58,6 +58,8 @@ export interface Config {
   secretsKeyPrevious: Buffer | null;
   /** Wompi's base URLs (WOMPI_SANDBOX_URL, WOMPI_PRODUCTION_URL): the documented ones unless an operator points them at a proxy or a fake. */
   wompiUrls: { sandbox: string; production: string };
+  /** Wompi's Third-Party Payments API (the payout rail), a host apart. */
+  wompiPayoutsUrls: { sandbox: string; production: string };
   /**
    * Keys the card fingerprints and the idempotency fingerprints of requests that carry card data
    * (docs/charges.md); the same in every process. Random per start when CARD_DATA_SECRET is unset.
@@ -223,6 +225,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     wompiUrls: {
       sandbox: env.WOMPI_SANDBOX_URL || 'https://sandbox.wompi.co/v1',
       production: env.WOMPI_PRODUCTION_URL || 'https://production.wompi.co/v1',
+    },
+    wompiPayoutsUrls: {
+      sandbox: env.WOMPI_PAYOUTS_SANDBOX_URL || 'https://api.sandbox.payouts.wompi.co/v1',
+      production: env.WOMPI_PAYOUTS_PRODUCTION_URL || 'https://api.payouts.wompi.co/v1',
     },
     cardDataSecret: cardDataSecret(env),
     webhookRetryScheduleMs: durationList(env, 'WEBHOOK_RETRY_SCHEDULE', DEFAULT_RETRY_SCHEDULE),

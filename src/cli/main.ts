@@ -28,7 +28,8 @@ const USAGE = `recaudo — operator commands
                                  load DIAN's numbering ranges (GetNumberingRange) as draft resolutions
   recaudo connectors show --company ID --env test|live [--name wompi] [--json]
   recaudo connectors set --company ID --env test|live [--name wompi] [--provider-environment sandbox|production]
-      [--public-key K] [--private-key K] [--events-secret S] [--integrity-secret S] [--rails card,...] [--json]
+      [--public-key K] [--private-key K] [--events-secret S] [--integrity-secret S] [--rails card,...]
+      [--payouts-api-key K --payouts-user-principal-id ID --payouts-events-secret S --payouts-account-id ID] [--json]
                                  a payment provider account for the environment (docs/connectors.md); secrets write-only
   recaudo jobs list [--dead] [--kind KIND] [--limit N] [--json]
                                  background jobs (--dead: out of attempts, never run again by themselves)
@@ -277,6 +278,10 @@ async function run(argv: string[]): Promise<void> {
         'private-key': { type: 'string' },
         'events-secret': { type: 'string' },
         'integrity-secret': { type: 'string' },
+        'payouts-api-key': { type: 'string' },
+        'payouts-user-principal-id': { type: 'string' },
+        'payouts-events-secret': { type: 'string' },
+        'payouts-account-id': { type: 'string' },
         rails: { type: 'string' },
       },
       strict: true,
@@ -291,8 +296,11 @@ async function run(argv: string[]): Promise<void> {
       public_key: string;
       rails: string[];
       events_url: string;
+      payouts_account_id: string | null;
+      payouts_events_url: string;
     }) =>
-      `${c.name} (${c.environment} → provider ${c.provider_environment}) public key ${c.public_key}, rails ${c.rails.join(', ')}\nevents URL for the provider's dashboard: ${c.events_url}`;
+      `${c.name} (${c.environment} → provider ${c.provider_environment}) public key ${c.public_key}, rails ${c.rails.join(', ')}\nevents URL for the provider's dashboard: ${c.events_url}` +
+      (c.payouts_account_id ? `\npayouts from account ${c.payouts_account_id}; payouts events URL: ${c.payouts_events_url}` : '');
     if (action === 'show') {
       const out = await withDatabase('/connectors/show', command, (deps) => showConnector(deps, deps.database.db, command));
       print(!!values.json, out, describe(out.connector));
@@ -305,6 +313,10 @@ async function run(argv: string[]): Promise<void> {
       ['private-key', 'private_key'],
       ['events-secret', 'events_secret'],
       ['integrity-secret', 'integrity_secret'],
+      ['payouts-api-key', 'payouts_api_key'],
+      ['payouts-user-principal-id', 'payouts_user_principal_id'],
+      ['payouts-events-secret', 'payouts_events_secret'],
+      ['payouts-account-id', 'payouts_account_id'],
     ];
     for (const [flag, field] of copy) if (values[flag as keyof typeof values] !== undefined) settings[field] = values[flag as keyof typeof values];
     if (values.rails !== undefined)

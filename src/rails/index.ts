@@ -26,7 +26,7 @@ export { QrRegistrationFailed, type QrRegistration, type RtkeyPort } from './rtk
 export type { WalletOutcome, WalletPort, WalletRequest } from './wallets.ts';
 export type { EnrollmentOutcome, EnrollmentPort, EnrollmentRequest } from './enrollment.ts';
 export type { DirectoryEntry, InstantKeyType, KeyDirectoryPort } from './key-directory.ts';
-export type { PayoutOutcome, PayoutPort, PayoutRequest } from './payouts.ts';
+export type { PayoutBeneficiary, PayoutMethod, PayoutOutcome, PayoutPort, PayoutRequest } from './payouts.ts';
 export {
   paymentLinkMessage,
   paymentCancelledMessage,

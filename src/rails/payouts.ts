@@ -5,18 +5,30 @@ import type { Clock } from '../platform/clock.ts';
  * cash-outs (docs/cashouts.md, docs/rails.md). Idempotent by `reference` (the cash-out id): sending
  * the same reference again answers where that payout stands and never pays twice.
  */
-export interface PayoutRequest {
+export type PayoutMethod = 'ACH' | 'TURBO' | 'INSTANT';
+
+/** Who and where a payout goes to: what a connector checks before anything is recorded. */
+export interface PayoutBeneficiary {
+  /** ACH (1–3 business days), TURBO (hours), INSTANT (Bre-B, seconds). */
+  method: PayoutMethod;
+  /** The account's subtype: SAVINGS, CHECKING, ELECTRONIC_DEPOSIT, KEY. */
+  accountType: string;
+  holderKind: 'natural' | 'company';
+  holderDocumentType: string | null;
+  holderDocument: string;
+  holderEmail: string | null;
+}
+
+export interface PayoutRequest extends PayoutBeneficiary {
   reference: string;
   amount: bigint;
   currency: string;
-  /** ACH (1–3 business days), TURBO (hours), INSTANT (Bre-B, seconds). */
-  method: 'ACH' | 'TURBO' | 'INSTANT';
   bankId: string;
+  /** The bank's ACH code and name in the catalogue (a connector maps them to its own bank ids). */
+  bankCode: string;
+  bankName: string;
   accountNumber: string;
-  /** The account's subtype: SAVINGS, CHECKING, ELECTRONIC_DEPOSIT, KEY. */
-  accountType: string;
   holderName: string;
-  holderDocument: string;
   /** When the cash-out was sent first (the sandbox times its answer from it). */
   submittedAt: Date;
   /** Test cash-outs: PRODUCT.md's sandbox trigger, or null. */
@@ -31,6 +43,8 @@ export type PayoutOutcome =
 
 export interface PayoutPort {
   readonly name: string;
+  /** Why this rail cannot send a payout to this beneficiary (checked before anything is recorded), or null. */
+  beneficiaryProblem?(beneficiary: PayoutBeneficiary): { field: string; message: string } | null;
   /** Sends the payout, or answers where the payout of this reference stands (never a second one). */
   send(request: PayoutRequest): Promise<PayoutOutcome>;
 }

@@ -26,6 +26,7 @@ import {
   getCashout,
   getPayoutAccount,
   listCashouts,
+  recoverBalanceCashout,
   recoverCashout,
   rejectCashout,
   resolveCashout,
@@ -117,8 +118,8 @@ export function cashoutRoutes(app: FastifyInstance): void {
   });
 
   r.post('/balances', {
-    // A retry after a run that recorded the cash-out and died answers it (200), never a second one.
-    config: { recover: recoverCashout },
+    // A retry after a run that recorded the cash-out and died answers 204 again, never a second one.
+    config: { recover: recoverBalanceCashout },
     schema: {
       tags: ['Balances'],
       summary: 'Cash out the company’s balance to its own account',

@@ -3,7 +3,7 @@ import type { AppDeps, RequestContext, ServiceScope } from '../../platform/conte
 import { inTransaction } from '../../platform/db/database.ts';
 import type { DB } from '../../platform/db/schema.ts';
 import { ApiError, validationError, type FieldErrors } from '../../platform/errors/api-error.ts';
-import type { RecoverResource } from '../../platform/idempotency/idempotency.ts';
+import { RECOVERED_NO_CONTENT, type RecoverResource } from '../../platform/idempotency/idempotency.ts';
 import { isUuid, prefixedId } from '../../platform/ids.ts';
 import { paginate, parseListQuery } from '../../platform/lists/lists.ts';
 import { formatPesos, parseMinor, toPesos } from '../../platform/money.ts';
@@ -11,7 +11,7 @@ import { requestOrigin, runOutsideCall, settleAlone } from '../../platform/outsi
 import { emitEvent } from '../../platform/outbox/outbox.ts';
 import { inTenant, type Tenant } from '../../platform/scope.ts';
 import { applyTransition, insertWithTransition } from '../../platform/state-machine.ts';
-import type { PayoutOutcome, PayoutRequest } from '../../rails/index.ts';
+import type { PayoutBeneficiary, PayoutOutcome, PayoutRequest } from '../../rails/index.ts';
 import { findBank } from '../banks/service.ts';
 import { offersTurbo } from '../banks/catalogue.ts';
 import { customerWalletBalance, holdPayout, postPayout, releaseHold, returnPayout, type HoldSource } from '../ledger/service.ts';
@@ -144,13 +144,19 @@ async function payoutRequest(deps: AppDeps, row: CashoutRow): Promise<PayoutRequ
         .onRef('customers.environment', '=', 'accounts.environment')
         .onRef('customers.id', '=', 'accounts.customer_id'),
     )
+    .leftJoin('banks', 'banks.id', 'accounts.bank_id')
     .select([
       'accounts.bank_id',
       'accounts.account_number',
       'accounts.subtype',
       'customers.first_name',
       'customers.last_name',
+      'customers.type',
+      'customers.document_type',
       'customers.document_number',
+      'customers.email',
+      'banks.code as bank_code',
+      'banks.name as bank_name',
     ])
     .where('accounts.company_id', '=', row.company_id)
     .where('accounts.environment', '=', row.environment)
@@ -162,10 +168,15 @@ async function payoutRequest(deps: AppDeps, row: CashoutRow): Promise<PayoutRequ
     currency: row.currency,
     method: row.method,
     bankId: account.bank_id ?? '',
+    bankCode: account.bank_code ?? '',
+    bankName: account.bank_name ?? '',
     accountNumber: account.account_number,
     accountType: account.subtype,
     holderName: [account.first_name, account.last_name].filter(Boolean).join(' '),
+    holderKind: account.type === 'company' ? 'company' : 'natural',
+    holderDocumentType: account.document_type ?? null,
     holderDocument: account.document_number ?? '',
+    holderEmail: account.email ?? null,
     submittedAt: new Date(row.processed_at ?? row.created_at),
     testScenario: row.test_scenario,
   };
@@ -347,6 +358,21 @@ async function accountProblem(ctx: RequestContext, account: AccountRow, method: 
   return null;
 }
 
+function beneficiaryOf(
+  method: CashoutMethod,
+  account: Pick<AccountRow, 'subtype'>,
+  customer: { type: string | null; document_type: string | null; document_number: string | null; email: string | null },
+): PayoutBeneficiary {
+  return {
+    method,
+    accountType: account.subtype,
+    holderKind: customer.type === 'company' ? 'company' : 'natural',
+    holderDocumentType: customer.document_type,
+    holderDocument: customer.document_number ?? '',
+    holderEmail: customer.email,
+  };
+}
+
 function checkAmount(add: (f: string, m: string) => void, raw: unknown, maximum: bigint): bigint | null {
   const amount = parseMinor(raw);
   if (amount === null || amount <= 0n) add('amount', 'must be a positive amount in pesos with at most 2 decimals');
@@ -358,21 +384,20 @@ function checkAmount(add: (f: string, m: string) => void, raw: unknown, maximum:
 
 /** POST /cashouts (docs/cashouts.md). */
 export async function createCashout(ctx: RequestContext, body: CreateCashoutBody, idempotencyKey: string | null): Promise<CashoutResponse> {
-  // The rail first: a live key without a payout connector is refused before anything is recorded.
-  await ctx.deps.rails.money(ctx, 'payout');
+  const scenario = body.test_scenario ?? null;
+  // A sandbox trigger with a live key is bad input whatever the rails (as on charges).
+  if (scenario !== null && !ctx.isTest) throw validationError({ test_scenario: ['is only accepted with a test key'] });
+  // Then the rail: a live key without a payout connector is refused before anything is recorded.
+  const rail = await ctx.deps.rails.money(ctx, 'payout');
   const errors: FieldErrors = {};
   const add = (field: string, message: string) => (errors[field] ??= []).push(message);
-  const scenario = body.test_scenario ?? null;
-  if (scenario !== null) {
-    if (!ctx.isTest) add('test_scenario', 'is only accepted with a test key');
-    else if (!(CASHOUT_TEST_SCENARIOS as readonly string[]).includes(scenario))
-      add('test_scenario', `must be one of ${CASHOUT_TEST_SCENARIOS.join(', ')}`);
-  }
+  if (scenario !== null && !(CASHOUT_TEST_SCENARIOS as readonly string[]).includes(scenario))
+    add('test_scenario', `must be one of ${CASHOUT_TEST_SCENARIOS.join(', ')}`);
   const method: CashoutMethod = body.method ?? 'ACH';
   const amount = checkAmount(add, body.amount, (await maxTransactionCop(ctx.db, ctx.companyId)) * 100n);
   const customer = await ctx.db
     .selectFrom('customers')
-    .select(['id', 'type'])
+    .select(['id', 'type', 'document_type', 'document_number', 'email'])
     .$call(inTenant(ctx))
     .where('id', '=', body.customer_id.toLowerCase())
     .executeTakeFirst();
@@ -385,6 +410,9 @@ export async function createCashout(ctx: RequestContext, body: CreateCashoutBody
     if (problem) add(problem.startsWith('INSTANT goes only to a natural') ? 'method' : 'account_id', problem);
   }
   if (Object.keys(errors).length) throw validationError(errors);
+  // What the rail itself cannot send (a connector's methods, the beneficiary data it needs).
+  const refused = rail.beneficiaryProblem?.(beneficiaryOf(method, account!, customer!));
+  if (refused) throw validationError({ [refused.field]: [refused.message] });
   if (body.external_id) {
     const first = await ctx.db
       .selectFrom('cashouts')
@@ -437,6 +465,9 @@ export const recoverCashout: RecoverResource = async (req, id) => {
     : undefined;
   return row ? toCashoutResponse(row) : null;
 };
+
+/** POST /balances retried after its run recorded the cash-out and died: 204 again (the cash-out exists). */
+export const recoverBalanceCashout: RecoverResource = async (req, id) => ((await recoverCashout(req, id)) === null ? null : RECOVERED_NO_CONTENT);
 
 export async function getCashout(ctx: RequestContext, id: string): Promise<CashoutResponse> {
   return toCashoutResponse(await loadCashout(ctx.db, ctx, id));
@@ -563,8 +594,16 @@ export async function cashOutBalance(
   body: { amount?: unknown; account_id?: string | null },
   idempotencyKey: string | null,
 ): Promise<string> {
-  await ctx.deps.rails.money(ctx, 'payout');
+  const rail = await ctx.deps.rails.money(ctx, 'payout');
   const account = await payoutAccountOf(ctx, body.account_id);
+  const holder = await ctx.db
+    .selectFrom('customers')
+    .select(['type', 'document_type', 'document_number', 'email'])
+    .$call(inTenant(ctx))
+    .where('id', '=', account.customer_id)
+    .executeTakeFirstOrThrow();
+  const refused = rail.beneficiaryProblem?.(beneficiaryOf('ACH', account, holder));
+  if (refused) throw validationError({ [refused.field === 'customer_id' ? 'account_id' : refused.field]: [refused.message] });
   const own = await ctx.db
     .selectFrom('ledger_accounts')
     .select('balance')
@@ -573,17 +612,17 @@ export async function cashOutBalance(
     .where('currency', '=', 'COP')
     .executeTakeFirst();
   const available = own ? BigInt(own.balance) : 0n;
-  let amount: bigint;
-  if (body.amount == null) {
-    if (available === 0n) throw new ApiError('balance_is_empty');
-    amount = available;
-  } else {
-    const errors: FieldErrors = {};
-    const parsed = checkAmount((f, m) => (errors[f] ??= []).push(m), body.amount, (await maxTransactionCop(ctx.db, ctx.companyId)) * 100n);
-    if (parsed === null) throw validationError(errors);
-    if (available === 0n) throw new ApiError('balance_is_empty');
-    amount = parsed;
-  }
+  if (body.amount == null && available === 0n) throw new ApiError('balance_is_empty');
+  // Without amount: the whole available balance, under the same rules as an amount sent.
+  const errors: FieldErrors = {};
+  const amount = checkAmount(
+    (f, m) =>
+      (errors[f] ??= []).push(body.amount == null ? `${m} (the whole available balance, ${formatPesos(available, 'COP')}, was asked for)` : m),
+    body.amount == null ? toPesos(available) : body.amount,
+    (await maxTransactionCop(ctx.db, ctx.companyId)) * 100n,
+  );
+  if (amount === null) throw validationError(errors);
+  if (available === 0n) throw new ApiError('balance_is_empty');
   const row = await sendRecorded(requestOrigin(ctx), ctx, (trx) =>
     recordCashout(
       trx,
@@ -642,6 +681,31 @@ export async function runCashoutReconcile(deps: AppDeps, payload: Record<string,
   const rail = await deps.rails.money(tenant, 'payout');
   const outcome = await rail.send(await payoutRequest(deps, row));
   await settleAlone(deps, tenant, (trx, scope) => settlePayout(trx, scope, row.id, outcome));
+}
+
+/**
+ * The cash-out a payout rail's event names by its own id (the transaction or its batch) or by the
+ * cash-out id it was sent with (a batch's reference), in any
+ * company: the event's checksum is verified with that company's secret before anything is used.
+ */
+export async function findCashoutByNetworkId(
+  db: ServiceScope['db'],
+  networkIds: string[],
+): Promise<(Tenant & { id: string; status: string }) | undefined> {
+  const ids = networkIds.filter((id) => id.length > 0 && id.length <= 200);
+  if (!ids.length) return undefined;
+  const row = await db
+    .selectFrom('cashouts')
+    .select(['id', 'company_id', 'environment', 'status'])
+    .where((eb) => eb.or([eb('network_id', 'in', ids), eb('id', 'in', ids.filter((id) => CASHOUT_ID.test(id)).concat(['']))]))
+    .executeTakeFirst();
+  return row ? { id: row.id, companyId: row.company_id, environment: row.environment, status: row.status } : undefined;
+}
+
+/** A payout rail's final word from its event: saved once (a final cash-out is left as it is). */
+export async function settleCashoutFromRail(deps: AppDeps, tenant: Tenant, id: string, outcome: PayoutOutcome): Promise<CashoutStatus> {
+  const row = await settleAlone(deps, tenant, (trx, scope) => settlePayout(trx, scope, id, outcome));
+  return row.status;
 }
 
 export async function runApprovalExpiry(deps: AppDeps, payload: Record<string, unknown>): Promise<void> {

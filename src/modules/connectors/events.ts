@@ -21,9 +21,11 @@ import { findAttemptTenant, settleAttemptFromProvider } from '../payments/provid
  */
 
 /** What is kept of an event (the row without its id, connector and time). */
-type Recorded = Omit<Insertable<ConnectorEventsTable>, 'id' | 'connector' | 'received_at'>;
+export type RecordedEvent = Omit<Insertable<ConnectorEventsTable>, 'id' | 'connector' | 'received_at'>;
+type Recorded = RecordedEvent;
 
-async function record(deps: AppDeps, row: Recorded): Promise<void> {
+/** Every event posted by the provider is kept: verified or refused, and why. */
+export async function recordConnectorEvent(deps: AppDeps, row: RecordedEvent): Promise<void> {
   const now = deps.clock.now();
   await deps.database.db
     .insertInto('connector_events')
@@ -52,7 +54,7 @@ export async function receiveWompiEvent(deps: AppDeps, body: unknown): Promise<{
     problem: null,
   };
   if (!tx) {
-    await record(deps, { ...base, problem: 'not a transaction event' });
+    await recordConnectorEvent(deps, { ...base, problem: 'not a transaction event' });
     throw new ApiError('unauthenticated', { message: 'The event names no transaction and cannot be verified.' });
   }
   const charge = await findChargeTenant(deps.database.db, tx.reference);
@@ -60,21 +62,21 @@ export async function receiveWompiEvent(deps: AppDeps, body: unknown): Promise<{
   const attempt = charge ? undefined : await findAttemptTenant(deps.database.db, tx.reference);
   const owner = charge ?? attempt;
   if (!owner) {
-    await record(deps, { ...base, problem: 'unknown reference' });
+    await recordConnectorEvent(deps, { ...base, problem: 'unknown reference' });
     return { received: true, settled: null };
   }
   const scope = { companyId: owner.companyId, environment: owner.environment };
   const tenant = { ...base, company_id: scope.companyId, environment: scope.environment };
   const settings = await readConnectorSettings(deps, deps.database.db, scope);
   if (!settings) {
-    await record(deps, { ...tenant, problem: 'no connector configured' });
+    await recordConnectorEvent(deps, { ...tenant, problem: 'no connector configured' });
     throw new ApiError('unauthenticated', { message: 'No connector of this company can verify the event.' });
   }
   if (!eventChecksumValid(event, settings.eventsSecret)) {
-    await record(deps, { ...tenant, problem: 'bad checksum' });
+    await recordConnectorEvent(deps, { ...tenant, problem: 'bad checksum' });
     throw new ApiError('unauthenticated', { message: 'The event checksum does not match.' });
   }
-  await record(deps, { ...tenant, verified: true });
+  await recordConnectorEvent(deps, { ...tenant, verified: true });
   if (!charge) return { received: true, settled: await settleAttemptFromProvider(deps, scope, tx.reference, polledOutcomeOf(tx)) };
   if (charge.method === 'card') {
     const settleAt = new Date(deps.clock.now().getTime() + deps.config.connectorPollAfterMs);

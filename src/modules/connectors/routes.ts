@@ -5,6 +5,7 @@ import type { AppDeps } from '../../platform/context.ts';
 import { inTransaction } from '../../platform/db/database.ts';
 import { errorResponses } from '../../platform/http/openapi.ts';
 import { receiveWompiEvent } from './events.ts';
+import { receiveWompiPayoutEvent } from './payout-events.ts';
 import { connectorHealth } from './health.ts';
 import { connectorHealthResponse, connectorParams, connectorResponse, eventAck, putConnectorBody } from './schemas.ts';
 import { deleteConnector, getConnector, putConnector } from './settings.ts';
@@ -71,5 +72,19 @@ export function connectorRoutes(app: FastifyInstance, deps: AppDeps): void {
     config: { auth: 'none', idempotent: false },
     schema: { tags, summary: "Wompi's signed events (configured in its dashboard)", response: { 200: eventAck, ...errorResponses(401) } },
     handler: async (req) => receiveWompiEvent(deps, req.body),
+  });
+
+  // Third-Party Payments events (cash-outs): their own URL and secret in the provider's dashboard.
+  r.post('/rails/wompi/payout-events', {
+    config: { auth: 'none', idempotent: false },
+    schema: {
+      tags,
+      summary: "Wompi's signed Third-Party Payments events (configured in its dashboard)",
+      response: { 200: eventAck, ...errorResponses(401) },
+    },
+    handler: async (req) => {
+      const header = req.headers['x-event-checksum'];
+      return receiveWompiPayoutEvent(deps, req.body, typeof header === 'string' ? header : undefined);
+    },
   });
 }

@@ -22,6 +22,17 @@ export const putConnectorBody = z
     private_key: secret('private key (prv_test_… or prv_prod_…); write-only').optional(),
     events_secret: secret('events secret, checks the checksum of the provider’s events; write-only').optional(),
     integrity_secret: secret('integrity secret, signs each transaction; write-only').optional(),
+    payouts_api_key: secret('Third-Party Payments API key (x-api-key); write-only').optional(),
+    payouts_user_principal_id: secret('Third-Party Payments principal user id (user-principal-id); write-only').optional(),
+    payouts_events_secret: secret('Third-Party Payments events secret, checks their checksum; write-only').optional(),
+    payouts_account_id: z
+      .string()
+      .trim()
+      .min(1)
+      .max(100)
+      .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces')
+      .optional()
+      .describe('the origin account payouts are sent from (GET /accounts of the payouts API)'),
     rails: z
       .array(z.enum(CONNECTOR_RAILS.wompi as unknown as [string, ...string[]]))
       .max(10)
@@ -41,8 +52,13 @@ export const connectorResponse = z.object({
   private_key: secretSummary,
   events_secret: secretSummary,
   integrity_secret: secretSummary,
+  payouts_api_key: secretSummary,
+  payouts_user_principal_id: secretSummary,
+  payouts_events_secret: secretSummary,
+  payouts_account_id: z.string().nullable(),
   rails: z.array(z.string()),
   events_url: z.string().describe('where the provider must post its events (configure it in the provider’s dashboard)'),
+  payouts_events_url: z.string().describe('where the provider must post its Third-Party Payments events (configured apart in its dashboard)'),
   created_at: z.string(),
   updated_at: z.string(),
 });

@@ -17,11 +17,24 @@ import './tables.ts';
  */
 
 type SettingsRow = Selectable<ConnectorSettingsTable>;
-type SecretField = 'private_key' | 'events_secret' | 'integrity_secret';
-const SECRET_FIELDS: readonly SecretField[] = ['private_key', 'events_secret', 'integrity_secret'];
+type RequiredSecret = 'private_key' | 'events_secret' | 'integrity_secret';
+type PayoutSecret = 'payouts_api_key' | 'payouts_user_principal_id' | 'payouts_events_secret';
+type SecretField = RequiredSecret | PayoutSecret;
+const REQUIRED_SECRETS: readonly RequiredSecret[] = ['private_key', 'events_secret', 'integrity_secret'];
+/** The Third-Party Payments keys (the payout rail): all set together with the origin account, or none. */
+const PAYOUT_SECRETS: readonly PayoutSecret[] = ['payouts_api_key', 'payouts_user_principal_id', 'payouts_events_secret'];
+const SECRET_FIELDS: readonly SecretField[] = [...REQUIRED_SECRETS, ...PAYOUT_SECRETS];
+const COLUMN: Record<SecretField, keyof SettingsRow & `${string}_sealed`> = {
+  private_key: 'private_key_sealed',
+  events_secret: 'events_secret_sealed',
+  integrity_secret: 'integrity_secret_sealed',
+  payouts_api_key: 'payouts_api_key_sealed',
+  payouts_user_principal_id: 'payouts_principal_id_sealed',
+  payouts_events_secret: 'payouts_events_secret_sealed',
+};
 
 export interface SettingsDeps {
-  config: Pick<Config, 'secretsKey' | 'secretsKeyPrevious' | 'wompiUrls' | 'baseUrl'>;
+  config: Pick<Config, 'secretsKey' | 'secretsKeyPrevious' | 'wompiUrls' | 'wompiPayoutsUrls' | 'baseUrl'>;
 }
 
 function sealingKey(deps: SettingsDeps): Buffer {
@@ -37,7 +50,8 @@ function hints(row: SettingsRow): Record<SecretField, string> {
 
 export function toConnectorResponse(deps: SettingsDeps, row: SettingsRow): ConnectorResponse {
   const h = hints(row);
-  const summary = (field: SecretField) => ({ set: true, last4: h[field] ?? null });
+  const summary = (field: SecretField) => (row[COLUMN[field]] ? { set: true, last4: h[field] ?? null } : { set: false, last4: null });
+  const base = deps.config.baseUrl.replace(/\/+$/, '');
   return {
     name: row.name as ConnectorName,
     environment: row.environment,
@@ -46,8 +60,13 @@ export function toConnectorResponse(deps: SettingsDeps, row: SettingsRow): Conne
     private_key: summary('private_key'),
     events_secret: summary('events_secret'),
     integrity_secret: summary('integrity_secret'),
+    payouts_api_key: summary('payouts_api_key'),
+    payouts_user_principal_id: summary('payouts_user_principal_id'),
+    payouts_events_secret: summary('payouts_events_secret'),
+    payouts_account_id: row.payouts_account_id,
     rails: JSON.parse(row.rails) as string[],
-    events_url: `${deps.config.baseUrl.replace(/\/+$/, '')}/v1/rails/${row.name}/events`,
+    events_url: `${base}/v1/rails/${row.name}/events`,
+    payouts_events_url: `${base}/v1/rails/${row.name}/payout-events`,
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
   };
@@ -99,12 +118,32 @@ export async function putConnector(
   if (existing && body.provider_environment && body.provider_environment !== existing.provider_environment && body.private_key === undefined) {
     add('private_key', 'is required when the provider environment changes');
   }
-  for (const field of SECRET_FIELDS) if (!existing && body[field] === undefined) add(field, 'is required');
-  const rails = (body.rails ?? (existing ? (JSON.parse(existing.rails) as MoneyRail[]) : [...CONNECTOR_RAILS[name]])) as MoneyRail[];
+  for (const field of REQUIRED_SECRETS) if (!existing && body[field] === undefined) add(field, 'is required');
+  // Payouts: every key and the origin account, or none of them.
+  const payoutsAccountId = body.payouts_account_id ?? existing?.payouts_account_id ?? null;
+  const payoutParts = [
+    ...PAYOUT_SECRETS.map((f) => [f, body[f] ?? existing?.[COLUMN[f]] ?? null] as const),
+    ['payouts_account_id', payoutsAccountId] as const,
+  ];
+  const payoutsSet = payoutParts.filter(([, v]) => v !== null).length;
+  if (payoutsSet > 0 && payoutsSet < payoutParts.length) {
+    for (const [field, value] of payoutParts) if (value === null) add(field, 'is required with the other payouts settings');
+  }
+  const payoutsComplete = payoutsSet === payoutParts.length;
+  const newlyPayouts = payoutsComplete && !existing?.payouts_account_id;
+  const servable = CONNECTOR_RAILS[name].filter((r) => r !== 'payout' || payoutsComplete);
+  let rails = (body.rails ?? (existing ? (JSON.parse(existing.rails) as MoneyRail[]) : [...servable])) as MoneyRail[];
+  if (body.rails === undefined && newlyPayouts && !rails.includes('payout')) rails = [...rails, 'payout'];
+  if (rails.includes('payout') && !payoutsComplete) {
+    add(
+      'rails',
+      'payout needs the Third-Party Payments settings: payouts_api_key, payouts_user_principal_id, payouts_events_secret, payouts_account_id',
+    );
+  }
   if (Object.keys(errors).length) throw validationError(errors);
 
   const previousHints = existing ? hints(existing) : ({} as Record<SecretField, string>);
-  const sealed = {} as Record<SecretField, string>;
+  const sealed = {} as Record<SecretField, string | null>;
   const newHints = {} as Record<SecretField, string>;
   for (const field of SECRET_FIELDS) {
     const value = body[field];
@@ -112,16 +151,20 @@ export async function putConnector(
       sealed[field] = seal(key, value);
       newHints[field] = value.slice(-4);
     } else {
-      sealed[field] = existing![`${field}_sealed` as const];
-      newHints[field] = previousHints[field];
+      sealed[field] = existing?.[COLUMN[field]] ?? null;
+      if (previousHints[field] !== undefined) newHints[field] = previousHints[field];
     }
   }
   const values = {
     provider_environment: providerEnvironment,
     public_key: publicKey!,
-    private_key_sealed: sealed.private_key,
-    events_secret_sealed: sealed.events_secret,
-    integrity_secret_sealed: sealed.integrity_secret,
+    private_key_sealed: sealed.private_key!,
+    events_secret_sealed: sealed.events_secret!,
+    integrity_secret_sealed: sealed.integrity_secret!,
+    payouts_api_key_sealed: sealed.payouts_api_key,
+    payouts_principal_id_sealed: sealed.payouts_user_principal_id,
+    payouts_events_secret_sealed: sealed.payouts_events_secret,
+    payouts_account_id: payoutsAccountId,
     secret_hints: JSON.stringify(newHints),
     rails: JSON.stringify([...new Set(rails)]),
     updated_at: now,
@@ -158,6 +201,16 @@ export function openSettings(deps: SettingsDeps, row: SettingsRow): ConnectorSet
     eventsSecret: open(keys, row.events_secret_sealed),
     integritySecret: open(keys, row.integrity_secret_sealed),
     baseUrl: deps.config.wompiUrls[row.provider_environment],
+    payouts:
+      row.payouts_api_key_sealed && row.payouts_principal_id_sealed && row.payouts_events_secret_sealed && row.payouts_account_id
+        ? {
+            baseUrl: deps.config.wompiPayoutsUrls[row.provider_environment],
+            apiKey: open(keys, row.payouts_api_key_sealed),
+            principalId: open(keys, row.payouts_principal_id_sealed),
+            eventsSecret: open(keys, row.payouts_events_secret_sealed),
+            accountId: row.payouts_account_id,
+          }
+        : null,
     rails: JSON.parse(row.rails) as MoneyRail[],
     updatedAt: new Date(row.updated_at),
   };

@@ -17,6 +17,11 @@ export interface ConnectorSettingsTable {
   secret_hints: string;
   /** JSON array of the rails the connector serves. */
   rails: string;
+  /** Third-Party Payments (the payout rail): its own keys, all set or none (migrations/0020). */
+  payouts_api_key_sealed: string | null;
+  payouts_principal_id_sealed: string | null;
+  payouts_events_secret_sealed: string | null;
+  payouts_account_id: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

@@ -93,6 +93,9 @@ export interface IdempotencyState {
  */
 export type RecoverResource = (req: FastifyRequest, resourceId: string) => Promise<unknown | null>;
 
+/** What a RecoverResource answers for an operation whose success is `204 No Content` (the resource exists). */
+export const RECOVERED_NO_CONTENT = Symbol('recovered: no content');
+
 /** How often a request polls for a duplicate that committed its claim early and is still running. */
 const IN_PROGRESS_POLL_MS = 25;
 
@@ -224,9 +227,11 @@ export async function claimIdempotencyKey(
           takeOver = existing;
           continue;
         }
-        if (await storeRecovered(deps, scope, key, existing, print, body)) {
-          reply.code(200).header('content-type', 'application/json; charset=utf-8').header('idempotent-replayed', 'true');
-          await reply.send(JSON.stringify(body));
+        const answer = body === RECOVERED_NO_CONTENT ? { status: 204, text: '' } : { status: 200, text: JSON.stringify(body) };
+        if (await storeRecovered(deps, scope, key, existing, print, answer)) {
+          reply.code(answer.status).header('idempotent-replayed', 'true');
+          if (answer.status === 204) await reply.send();
+          else await reply.header('content-type', 'application/json; charset=utf-8').send(answer.text);
           return null;
         }
         continue;
@@ -259,15 +264,15 @@ async function storeRecovered(
   key: string,
   seen: ClaimRow,
   print: string,
-  body: unknown,
+  answer: { status: number; text: string },
 ): Promise<boolean> {
   const completedAt = deps.clock.now();
-  const text = JSON.stringify(body);
+  const { status, text } = answer;
   const stored = await updateOpenClaim(deps.database.db, scope, key, seen.completed_at!)
-    .set({ status_code: 200, response_body: text, completed_at: completedAt, held_until: null })
+    .set({ status_code: status, response_body: text, completed_at: completedAt, held_until: null })
     .returning(sql<number>`1`.as('ok'))
     .executeTakeFirst();
-  if (stored) remember(scope, key, { fingerprint: print, status_code: 200, response_body: text, completedAt: completedAt.getTime() });
+  if (stored) remember(scope, key, { fingerprint: print, status_code: status, response_body: text, completedAt: completedAt.getTime() });
   return stored !== undefined;
 }
 

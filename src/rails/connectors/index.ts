@@ -4,6 +4,8 @@ import { WompiCard } from './wompi/card.ts';
 import { WompiNequi } from './wompi/nequi.ts';
 import { WompiPse } from './wompi/pse.ts';
 import { WompiClient, type CallObserver } from './wompi/client.ts';
+import { WompiPayouts } from './wompi/payouts.ts';
+import { WompiPayoutsClient } from './wompi/payouts-client.ts';
 
 /** The connectors Recaudo has, by the name of their settings (`/v1/connectors/{name}`). */
 export const CONNECTOR_NAMES = ['wompi'] as const;
@@ -12,7 +14,8 @@ export type ConnectorName = (typeof CONNECTOR_NAMES)[number];
 /** The rails each connector can serve (what the provider offers; docs/connectors.md). */
 export const CONNECTOR_RAILS: Record<ConnectorName, readonly MoneyRail[]> = {
   // Daviplata (walletb) is listed by the provider but its OTP step is not in the public API reference.
-  wompi: ['card', 'banklink', 'walleta'],
+  // payout: Third-Party Payments, served when its own keys are set.
+  wompi: ['card', 'banklink', 'walleta', 'payout'],
 };
 
 /** A company's settings of a connector in one environment, secrets decrypted (never logged). */
@@ -23,6 +26,8 @@ export interface ConnectorSettings {
   eventsSecret: string;
   integritySecret: string;
   baseUrl: string;
+  /** Third-Party Payments (the payout rail), when its keys and origin account are set. */
+  payouts: { baseUrl: string; apiKey: string; principalId: string; eventsSecret: string; accountId: string } | null;
   rails: MoneyRail[];
   updatedAt: Date;
 }
@@ -47,6 +52,18 @@ export function connectorPorts(settings: ConnectorSettings, opts: ConnectorOptio
     if (rail === 'card') ports.card = new WompiCard(client, opts);
     if (rail === 'banklink') ports.banklink = new WompiPse(client, { accountKey: `${settings.baseUrl}|${settings.publicKey}` });
     if (rail === 'walleta') ports.walleta = new WompiNequi(client);
+    if (rail === 'payout' && settings.payouts) {
+      const payouts = new WompiPayoutsClient(settings.payouts, {
+        timeoutMs: opts.timeoutMs,
+        observe: (call) => opts.observe?.(settings.name, call),
+      });
+      ports.payout = new WompiPayouts(payouts, {
+        originAccountId: settings.payouts.accountId,
+        accountKey: `${settings.payouts.baseUrl}|${settings.payouts.accountId}`,
+        clock: opts.clock,
+        pollAfterMs: opts.pollAfterMs,
+      });
+    }
   }
   return ports;
 }
