@@ -7,6 +7,7 @@ import { modules, pages } from './modules/index.ts';
 import { createCompany, setCompany, rotateKey, OperatorInputError } from './modules/companies/service.ts';
 import type { KeyResolver } from './platform/auth/api-keys.ts';
 import { setFiscalProfile, showFiscalProfile } from './modules/fiscal/operator.ts';
+import { setPayoutAccountOperator } from './modules/cashouts/operator.ts';
 import { setConnector, showConnector } from './modules/connectors/operator.ts';
 import { importRanges } from './modules/fiscal/import-ranges.ts';
 import { JobOperatorError, listJobs, retryJob } from './platform/jobs/operator.ts';
@@ -41,6 +42,7 @@ export function startControlSocket(runtime: Runtime, socketPath: string, keys: K
       const now = runtime.deps.clock.now();
       if (req.method === 'POST' && req.url === '/companies') return send(200, await createCompany(db, input, now));
       if (req.method === 'POST' && req.url === '/companies/set') return send(200, await setCompany(db, input));
+      if (req.method === 'POST' && req.url === '/companies/payout-account') return send(200, await setPayoutAccountOperator(runtime.deps, input));
       if (req.method === 'POST' && req.url === '/keys/rotate') {
         const out = await rotateKey(db, input.company, input.env, now, input.kind);
         keys.forget();

@@ -8,12 +8,14 @@ import { createCompany, rotateKey, setCompany, validateCompanyInput, OperatorInp
 import { setFiscalProfile, showFiscalProfile } from '../modules/fiscal/operator.ts';
 import { importRanges, type ImportRangesOutput } from '../modules/fiscal/import-ranges.ts';
 import { setConnector, showConnector } from '../modules/connectors/operator.ts';
+import { setPayoutAccountOperator } from '../modules/cashouts/operator.ts';
 import { JobOperatorError, listJobs, retryJob, type JobView } from '../platform/jobs/operator.ts';
 
 const USAGE = `recaudo — operator commands
 
   recaudo companies create --name "Acme SAS" [--nit 900123456] [--feature campaigns ...] [--json]
   recaudo companies set --company ID --approval-threshold PESOS|none [--json]
+  recaudo companies set --company ID --env test|live --payout-account ACCOUNT_ID [--json]
                                  cash-outs above the threshold wait for approval (docs/cashouts.md)
   recaudo keys rotate --company ID --env test|live [--publishable] [--json]
   recaudo fiscal-profile show --company ID --env test|live [--json]
@@ -120,9 +122,22 @@ async function run(argv: string[]): Promise<void> {
   if (group === 'companies' && action === 'set') {
     const { values } = parseArgs({
       args: rest,
-      options: { company: { type: 'string' }, 'approval-threshold': { type: 'string' }, json: { type: 'boolean' } },
+      options: {
+        company: { type: 'string' },
+        'approval-threshold': { type: 'string' },
+        env: { type: 'string' },
+        'payout-account': { type: 'string' },
+        json: { type: 'boolean' },
+      },
       strict: true,
     });
+    if (values['payout-account'] !== undefined) {
+      if (values['approval-threshold'] !== undefined) throw new UsageError('set --approval-threshold and --payout-account in two commands');
+      const input = { company: values.company, env: values.env, account: values['payout-account'] };
+      const out = await withDatabase('/companies/payout-account', input, (deps) => setPayoutAccountOperator(deps, input));
+      print(!!values.json, out, `company ${out.company.id} (${out.environment}): POST /balances pays to account ${out.payout_account.account_id}`);
+      return;
+    }
     const input = { company: values.company, approvalThreshold: values['approval-threshold'] };
     const out = await withDatabase('/companies/set', input, (deps) => setCompany(deps.database.db, input));
     const t = out.company.cashout_approval_threshold;

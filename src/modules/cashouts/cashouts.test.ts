@@ -5,6 +5,7 @@ import { createHarness, ENGINE, expectError, expectValidation, send, type Compan
 import { balance, chargeBody, createAccount, payer } from '../../../test/support/charges.ts';
 import { createCustomer } from '../../../test/support/cards.ts';
 import { auditLedger } from '../ledger/service.ts';
+import { expectScoped } from '../../../test/auth-matrix.ts';
 import { addBusinessDays, festivos, isBusinessDay } from './business-days.ts';
 import {
   CASHOUT_APPROVAL_JOB,
@@ -298,8 +299,10 @@ describe(`cash-outs (${ENGINE})`, () => {
     const byExternal = await co.req({ url: '/v1/cashouts?filter[external_id]=nomina-1' });
     assert.equal(byExternal.body.data.length, 1);
     const stranger = await h.company('Otra SAS');
-    expectError(await stranger.req({ url: `/v1/cashouts/${one.id}` }), 404);
-    expectError(await co.req({ url: `/v1/cashouts/${one.id}`, env: 'live' }), 404);
+    await expectScoped(co, stranger, { url: `/v1/cashouts/${one.id}` });
+    // Operations by path id answer the same way.
+    await expectScoped(co, stranger, { url: `/v1/cashouts/${one.id}/cancel`, body: {} });
+    await expectScoped(co, stranger, { url: `/v1/cashouts/${one.id}/approve`, body: {} });
     expectError(await co.req({ url: '/v1/cashouts/co_nope' }), 404);
     const anonymous = await send(h.app, { method: 'GET', url: '/v1/cashouts', idem: false });
     assert.equal(anonymous.status, 401);

@@ -9,7 +9,7 @@ import { paginate, parseListQuery } from '../../platform/lists/lists.ts';
 import { formatPesos, parseMinor, toPesos } from '../../platform/money.ts';
 import { requestOrigin, runOutsideCall, settleAlone } from '../../platform/outside-call.ts';
 import { emitEvent } from '../../platform/outbox/outbox.ts';
-import { inTenant, type Tenant } from '../../platform/scope.ts';
+import { assertInScope, inCompany, inTenant, type Tenant } from '../../platform/scope.ts';
 import { applyTransition, insertWithTransition } from '../../platform/state-machine.ts';
 import type { PayoutBeneficiary, PayoutOutcome, PayoutRequest } from '../../rails/index.ts';
 import { findBank } from '../banks/service.ts';
@@ -69,12 +69,20 @@ async function lockCashout(trx: Transaction<DB>, scope: Tenant, id: string): Pro
   return trx.selectFrom('cashouts').selectAll().$call(inTenant(scope)).where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
+/** A cash-out of the caller's company by id: absent → record_not_found, the other environment → environment_key_mismatch. */
 async function loadCashout(db: ServiceScope['db'], scope: Tenant, id: string): Promise<CashoutRow> {
   const row = CASHOUT_ID.test(id)
-    ? await db.selectFrom('cashouts').selectAll().$call(inTenant(scope)).where('id', '=', id).executeTakeFirst()
+    ? await db.selectFrom('cashouts').selectAll().$call(inCompany(scope)).where('id', '=', id).executeTakeFirst()
     : undefined;
-  if (!row) throw new ApiError('record_not_found', { message: 'The cash-out does not exist in this environment.' });
-  return row;
+  return assertInScope(row, scope);
+}
+
+/** lockCashout for an operation by path id: missing in the environment → why (record_not_found or environment_key_mismatch). */
+async function lockForOperation(trx: Transaction<DB>, scope: Tenant, id: string): Promise<CashoutRow> {
+  const row = await lockCashout(trx, scope, id);
+  if (row) return row;
+  await loadCashout(trx, scope, id);
+  throw new ApiError('record_not_found');
 }
 
 const holdSource = (row: CashoutRow): HoldSource =>
@@ -333,7 +341,7 @@ interface AccountRow {
   deleted_at: Date | string | null;
 }
 
-async function findAccount(ctx: RequestContext, id: string): Promise<AccountRow | undefined> {
+async function findAccount(ctx: ServiceScope, id: string): Promise<AccountRow | undefined> {
   if (!isUuid(id)) return undefined;
   return ctx.db
     .selectFrom('accounts')
@@ -345,7 +353,7 @@ async function findAccount(ctx: RequestContext, id: string): Promise<AccountRow 
 }
 
 /** Why an account cannot receive a cash-out by `method`, or null. */
-async function accountProblem(ctx: RequestContext, account: AccountRow, method: CashoutMethod, customerType: string | null): Promise<string | null> {
+async function accountProblem(ctx: ServiceScope, account: AccountRow, method: CashoutMethod, customerType: string | null): Promise<string | null> {
   if (account.subtype === 'WALLET') return 'a WALLET account is a balance on this platform, not a bank account: it cannot receive a cash-out';
   if (account.status !== 'ACTIVE') return `the account is ${account.status}; it must be ACTIVE`;
   if (method === 'INSTANT' && account.subtype !== 'KEY') return 'INSTANT goes only to a KEY (Bre-B) account';
@@ -491,8 +499,7 @@ export async function listCashouts(ctx: RequestContext, query: Record<string, un
 export async function cancelCashout(ctx: RequestContext, id: string): Promise<CashoutResponse> {
   return inTransaction(ctx.db, async (trx) => {
     const scope = { ...ctx, db: trx };
-    const row = await lockCashout(trx, ctx, id);
-    if (!row) throw new ApiError('record_not_found', { message: 'The cash-out does not exist in this environment.' });
+    const row = await lockForOperation(trx, ctx, id);
     if (!CANCELLABLE.includes(row.status))
       throw new ApiError('cashout_not_cancellable', {
         message: `The cash-out is ${row.status}; only created or require_approval cash-outs can be cancelled.`,
@@ -510,8 +517,7 @@ export async function cancelCashout(ctx: RequestContext, id: string): Promise<Ca
 /** POST /cashouts/{id}/approve: require_approval → processing, then the payout rail is called. */
 export async function approveCashout(ctx: RequestContext, id: string): Promise<CashoutResponse> {
   const row = await sendRecorded(requestOrigin(ctx), ctx, async (trx) => {
-    const locked = await lockCashout(trx, ctx, id);
-    if (!locked) throw new ApiError('record_not_found', { message: 'The cash-out does not exist in this environment.' });
+    const locked = await lockForOperation(trx, ctx, id);
     if (locked.status !== 'require_approval')
       throw new ApiError('cashout_not_pending_approval', {
         message: `The cash-out is ${locked.status}; only one in require_approval can be approved.`,
@@ -532,8 +538,7 @@ export async function approveCashout(ctx: RequestContext, id: string): Promise<C
 /** POST /cashouts/{id}/reject: require_approval → rejected, the money released. */
 export async function rejectCashout(ctx: RequestContext, id: string, remarks: string | null): Promise<CashoutResponse> {
   return inTransaction(ctx.db, async (trx) => {
-    const row = await lockCashout(trx, ctx, id);
-    if (!row) throw new ApiError('record_not_found', { message: 'The cash-out does not exist in this environment.' });
+    const row = await lockForOperation(trx, ctx, id);
     if (row.status !== 'require_approval')
       throw new ApiError('cashout_not_pending_approval', { message: `The cash-out is ${row.status}; only one in require_approval can be rejected.` });
     return toCashoutResponse(await transition(trx, { ...ctx, db: trx }, row, 'reject', { remarks: remarks ?? 'REJECTED_BY_APPROVER' }));
@@ -544,8 +549,7 @@ export async function rejectCashout(ctx: RequestContext, id: string, remarks: st
 export async function resolveCashout(ctx: RequestContext, id: string, body: ResolveCashoutBody): Promise<CashoutResponse> {
   return inTransaction(ctx.db, async (trx) => {
     const scope = { ...ctx, db: trx };
-    const row = await lockCashout(trx, ctx, id);
-    if (!row) throw new ApiError('record_not_found', { message: 'The cash-out does not exist in this environment.' });
+    const row = await lockForOperation(trx, ctx, id);
     if (!ctx.isTest || row.environment !== 'test')
       throw new ApiError('test_only', { message: 'Only a test cash-out can be resolved, with a test key.' });
     const from: Record<ResolveCashoutBody['action'], CashoutStatus[]> = {
@@ -570,7 +574,7 @@ export async function resolveCashout(ctx: RequestContext, id: string, body: Reso
 // ---------------------------------------------------------------------------------------------
 // The company's own balance (POST /balances) and its payout account
 
-async function payoutAccountOf(ctx: RequestContext, accountId: string | null | undefined): Promise<AccountRow> {
+async function payoutAccountOf(ctx: ServiceScope, accountId: string | null | undefined): Promise<AccountRow> {
   let id = accountId ?? null;
   if (id === null) {
     const set = await ctx.db.selectFrom('company_payout_accounts').select('account_id').$call(inTenant(ctx)).executeTakeFirst();
@@ -650,7 +654,7 @@ export async function getPayoutAccount(ctx: RequestContext) {
 }
 
 /** PUT /company/payout-account {account_id}: the account POST /balances pays to when it names none. */
-export async function setPayoutAccount(ctx: RequestContext, accountId: string) {
+export async function setPayoutAccount(ctx: ServiceScope, accountId: string) {
   const account = await payoutAccountOf(ctx, accountId);
   const now = ctx.deps.clock.now();
   await ctx.db

@@ -84,10 +84,11 @@ export async function setCompany(
   if (input.approvalThreshold !== undefined) {
     if (input.approvalThreshold === 'none') values.cashout_approval_threshold = null;
     else {
-      const pesos = /^\d{1,13}(\.\d{1,2})?$/.test(input.approvalThreshold) ? Math.round(Number(input.approvalThreshold) * 100) : NaN;
-      if (!Number.isFinite(pesos) || pesos <= 0)
-        throw new OperatorInputError('--approval-threshold must be an amount in pesos (more than 0) or none');
-      values.cashout_approval_threshold = BigInt(pesos);
+      // Exact: pesos and centavos as digits, never through a float.
+      const m = /^(\d{1,13})(?:\.(\d{1,2}))?$/.exec(input.approvalThreshold);
+      const minor = m ? BigInt(m[1]) * 100n + BigInt((m[2] ?? '').padEnd(2, '0')) : 0n;
+      if (minor <= 0n) throw new OperatorInputError('--approval-threshold must be an amount in pesos (more than 0) or none');
+      values.cashout_approval_threshold = minor;
     }
   }
   if (Object.keys(values).length === 0) throw new OperatorInputError('nothing to set: pass --approval-threshold');
