@@ -84,6 +84,15 @@ export function withDeadline<T>(call: Promise<T>, ms: number, rail: string): Pro
   return Promise.race([call, deadline]).finally(() => clearTimeout(timer));
 }
 
+/**
+ * Step 5's question: a reconciler (a job, a poll, an expiry) asks the rail where a recorded call
+ * stands, or sends it again under the same reference, bounded by the same deadline as the call.
+ * Without an answer it throws: nothing is saved and the job runs again later.
+ */
+export function askRail<T>(deps: Pick<AppDeps, 'config'>, rail: string, ask: () => Promise<T>): Promise<T> {
+  return withDeadline(ask(), deps.config.railCallTimeoutMs, rail);
+}
+
 export async function runOutsideCall<Recorded, Outcome, Result>(origin: CallOrigin, op: OutsideCall<Recorded, Outcome, Result>): Promise<Result> {
   const { deps } = origin;
   const { recorded, resourceId, safetyJobId } = await origin.record(op.record);

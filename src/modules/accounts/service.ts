@@ -1,3 +1,4 @@
+import { askRail, requestOrigin, runOutsideCall } from '../../platform/outside-call.ts';
 import type { Transaction } from 'kysely';
 import type { AppDeps, RequestContext, ServiceScope } from '../../platform/context.ts';
 import { inTransaction, type Executor } from '../../platform/db/database.ts';
@@ -262,7 +263,8 @@ export async function checkEnrollment(deps: AppDeps, payload: Record<string, unk
   const id = String(payload.account_id);
   const before = await findAccountView(deps.database.db, scope, id);
   if (!before || before.deleted_at || before.status !== 'PENDING' || !before.authorization) return;
-  const outcome = await (await deps.rails.money(scope, 'enrollment')).status(enrollmentRequest(before));
+  const enrollment = await deps.rails.money(scope, 'enrollment');
+  const outcome = await askRail(deps, 'enrollment', () => enrollment.status(enrollmentRequest(before)));
   if (outcome.status === 'pending') {
     if (outcome.checkAt) await deps.jobs.enqueue(deps.database.db, ENROLLMENT_CHECK_JOB, payload, outcome.checkAt);
     return; // null: it waits for the holder (POST /accounts/{id}/validate)
@@ -359,30 +361,51 @@ export async function deleteAccount(ctx: RequestContext, id: string): Promise<vo
   });
 }
 
-/** POST /accounts/{id}/validate: the holder confirms the enrollment of a wallet account. */
+/**
+ * POST /accounts/{id}/validate: the holder confirms the enrollment of a wallet account. The
+ * holder's code goes to the enrollment rail through the outside-call protocol: checked first (a
+ * refusal changes nothing), asked with a deadline outside any transaction, then saved with the
+ * account locked (another change meanwhile: read it again).
+ */
 export async function validateAccount(ctx: RequestContext, id: string, otp: string | null | undefined): Promise<AccountResponse> {
   const accountId = requireUuid(id);
-  return inTransaction(ctx.db, async (trx) => {
-    await lockAccount(trx, ctx, accountId);
-    const view = await loadAccountView(ctx, trx, accountId);
-    // The holder's code goes to the enrollment rail: refused in live without its connector.
-    const enrollment = await ctx.deps.rails.money(ctx, 'enrollment');
-    if (view.status !== 'PENDING') throw validationError({ status: [`the account is ${view.status}; only a PENDING account can be validated`] });
-    if (view.bank_connection_type !== 'CONFIRMATION') {
-      throw validationError({
-        bank_id: [`${view.bank_name ?? 'this account'} connects without the holder's confirmation; there is nothing to validate`],
+  // Which account first (404 record_not_found / environment_key_mismatch), then the rail: refused
+  // in live without an enrollment connector before anything else.
+  await loadAccountView(ctx, ctx.db, accountId);
+  const enrollment = await ctx.deps.rails.money(ctx, 'enrollment');
+  const result = await runOutsideCall(requestOrigin(ctx), {
+    rail: 'enrollment',
+    record: async (trx) => {
+      const view = await loadAccountView(ctx, trx, accountId);
+      if (view.status !== 'PENDING') throw validationError({ status: [`the account is ${view.status}; only a PENDING account can be validated`] });
+      if (view.bank_connection_type !== 'CONFIRMATION') {
+        throw validationError({
+          bank_id: [`${view.bank_name ?? 'this account'} connects without the holder's confirmation; there is nothing to validate`],
+        });
+      }
+      if (!view.authorization)
+        throw validationError({
+          authorization: ['the account was created with authorization false: the holder never received the enrollment request'],
+        });
+      return { recorded: view, resourceId: view.id, safetyJobId: null };
+    },
+    call: (view) => enrollment.confirmHolder(enrollmentRequest(view), otp ?? null),
+    settle: async (trx, _view, confirmed): Promise<AccountResponse | 'wrong_code' | 'changed'> => {
+      if (!confirmed) return 'wrong_code';
+      await lockAccount(trx, ctx, accountId);
+      const view = await loadAccountView(ctx, trx, accountId);
+      return (await moveAccount(trx, { ...ctx, db: trx }, view, 'holder_validated')) ?? 'changed';
+    },
+    unknown: (_view, error) => {
+      throw new ApiError('service_unavailable', {
+        message: `The bank did not answer (${(error as Error)?.message}); validate again with the same code.`,
       });
-    }
-    if (!view.authorization)
-      throw validationError({
-        authorization: ['the account was created with authorization false: the holder never received the enrollment request'],
-      });
-    if (!(await enrollment.confirmHolder(enrollmentRequest(view), otp ?? null)))
-      throw validationError({ otp: ['is not the code the holder received'] });
-    const data = await moveAccount(trx, ctx, view, 'holder_validated');
-    if (!data) throw validationError({ status: ['the account changed state; read it again'] });
-    return data;
+    },
+    lost: () => new ApiError('service_unavailable', { message: 'The bank answered but the result could not be saved; validate again.' }),
   });
+  if (result === 'wrong_code') throw validationError({ otp: ['is not the code the holder received'] });
+  if (result === 'changed') throw validationError({ status: ['the account changed state; read it again'] });
+  return result;
 }
 
 /** GET /accounts/rtkey/{key}: the environment's instant-key directory (the sandbox's with a test key). */

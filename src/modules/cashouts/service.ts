@@ -7,7 +7,7 @@ import { RECOVERED_NO_CONTENT, type RecoverResource } from '../../platform/idemp
 import { isUuid, prefixedId } from '../../platform/ids.ts';
 import { paginate, parseListQuery } from '../../platform/lists/lists.ts';
 import { formatPesos, parseMinor, toPesos } from '../../platform/money.ts';
-import { requestOrigin, runOutsideCall, settleAlone } from '../../platform/outside-call.ts';
+import { askRail, requestOrigin, runOutsideCall, settleAlone } from '../../platform/outside-call.ts';
 import { emitEvent } from '../../platform/outbox/outbox.ts';
 import { assertInScope, inCompany, inTenant, type Tenant } from '../../platform/scope.ts';
 import { applyTransition, insertWithTransition } from '../../platform/state-machine.ts';
@@ -683,7 +683,8 @@ export async function runCashoutReconcile(deps: AppDeps, payload: Record<string,
     .executeTakeFirst();
   if (!row || (row.status !== 'created' && row.status !== 'processing')) return;
   const rail = await deps.rails.money(tenant, 'payout');
-  const outcome = await rail.send(await payoutRequest(deps, row));
+  const request = await payoutRequest(deps, row);
+  const outcome = await askRail(deps, 'payout', () => rail.send(request));
   await settleAlone(deps, tenant, (trx, scope) => settlePayout(trx, scope, row.id, outcome));
 }
 

@@ -17,7 +17,7 @@ import { findCharge, lockCharge } from './queries.ts';
 import type { ChargeResponse } from './schemas.ts';
 import { EXPIRE_JOB, jobPayload, RECONCILE_JOB } from './jobs.ts';
 import type { ChargesTable, PayerMethod } from './tables.ts';
-import { requestOrigin, runOutsideCall, settleAlone } from '../../platform/outside-call.ts';
+import { askRail, requestOrigin, runOutsideCall, settleAlone } from '../../platform/outside-call.ts';
 import { applyChargeTransition, insertCharge } from './transition.ts';
 
 /**
@@ -380,7 +380,7 @@ export async function runExpire(deps: AppDeps, payload: Record<string, unknown>)
   const rail = await chargeRail(deps, scope, charge.payment_method_type as PayerMethod);
   if (rail.poll && charge.status === 'processing') {
     // A provider's session may still be paid after our deadline: its word decides, never a guess.
-    const polled = await rail.poll(charge.id);
+    const polled = await askRail(deps, charge.payment_method_type, () => rail.poll!(charge.id));
     if (polled.status === 'pending') {
       await deps.jobs.enqueue(deps.database.db, EXPIRE_JOB, payload, new Date(deps.clock.now().getTime() + deps.config.connectorPollAfterMs));
       return;
@@ -389,7 +389,7 @@ export async function runExpire(deps: AppDeps, payload: Record<string, unknown>)
     return;
   }
   const { applied } = await settlePayerCharge(deps, scope, charge.id, { status: 'expired' });
-  if (applied) await rail.cancel(charge.id);
+  if (applied) await askRail(deps, charge.payment_method_type, () => rail.cancel(charge.id));
 }
 
 /**
@@ -408,7 +408,7 @@ export async function reconcilePayerCharge(deps: AppDeps, charge: ChargeRow): Pr
     return;
   }
   if (!rail.poll) return;
-  const polled = await rail.poll(charge.id);
+  const polled = await askRail(deps, charge.payment_method_type, () => rail.poll!(charge.id));
   if (polled.status !== 'pending') {
     await settlePayerCharge(deps, scope, charge.id, polled, { fromProvider: true });
     return;

@@ -13,7 +13,7 @@ import { EXPIRE_JOB, jobPayload, RECONCILE_JOB } from './jobs.ts';
 import { isPayerMethod } from './tables.ts';
 import { applyChargeTransition } from './transition.ts';
 import { applyTransition } from '../../platform/state-machine.ts';
-import { settleAlone } from '../../platform/outside-call.ts';
+import { askRail, settleAlone } from '../../platform/outside-call.ts';
 import { inTenant } from '../../platform/scope.ts';
 
 /**
@@ -133,8 +133,8 @@ export async function runReconcile(deps: AppDeps, payload: Record<string, unknow
   const method = charge.payment_method_type;
   if (payload.void === true) {
     // A cancelled charge: the debit is voided, or the bank session, QR or wallet request withdrawn.
-    if (isPayerMethod(method)) await (await chargeRail(deps, scope, method)).cancel(charge.id);
-    else await (await chargeRail(deps, scope, method)).void(charge.id);
+    if (isPayerMethod(method)) await askRail(deps, method, async () => (await chargeRail(deps, scope, method)).cancel(charge.id));
+    else await askRail(deps, method, async () => (await chargeRail(deps, scope, method)).void(charge.id));
     return;
   }
   if (typeof payload.refund_id === 'string') {
@@ -145,9 +145,15 @@ export async function runReconcile(deps: AppDeps, payload: Record<string, unknow
       .where('id', '=', payload.refund_id)
       .executeTakeFirst();
     if (!refund || refund.status !== 'pending') return;
-    await (
-      await chargeRail(deps, scope, method)
-    ).refund({ reference: payload.refund_id, chargeReference: charge.id, amount: refund.amount, currency: refund.currency });
+    const refundId = payload.refund_id;
+    await askRail(deps, method, async () =>
+      (await chargeRail(deps, scope, method)).refund({
+        reference: refundId,
+        chargeReference: charge.id,
+        amount: refund.amount,
+        currency: refund.currency,
+      }),
+    );
     await saveRefundOutcome(deps, scope, payload.refund_id);
     return;
   }
@@ -156,7 +162,7 @@ export async function runReconcile(deps: AppDeps, payload: Record<string, unknow
   if (isPayerMethod(method)) return reconcilePayerCharge(deps, charge);
   const rail = await chargeRail(deps, scope, method);
   const request = await debitRequestFor(db, charge);
-  const outcome = charge.status === 'created' ? await rail.debit(request) : await rail.status(request);
+  const outcome = await askRail(deps, method, () => (charge.status === 'created' ? rail.debit(request) : rail.status(request)));
   await saveDebitOutcome(deps, scope, charge.id, outcome);
 }
 

@@ -11,7 +11,6 @@ import {
   isOverdue,
   lockKey,
   scopeOfContext,
-  settlePayerCharge,
   settlePayerChargeIn,
   type SettleOutcome,
   payerRuleOf,
@@ -207,17 +206,26 @@ async function loadRequest(ctx: RequestContext, id: string, method: 'walleta' | 
 export async function confirmWalleta(ctx: RequestContext, id: string): Promise<ChargeResponse> {
   const charge = await loadRequest(ctx, id, 'walleta');
   if (FINAL.includes(charge.status)) return toChargeResponse(charge, ctx.deps.config.baseUrl);
-  const outcome = await (await chargeRail(ctx.deps, ctx, 'walleta')).outcome({ reference: charge.id, amount: charge.amount, phone: charge.phone! });
-  // A connector whose payer has not acted yet: the request stays open (its event or poll settles it).
-  if (outcome.status === 'pending') return toChargeResponse(charge, ctx.deps.config.baseUrl);
-  const settled = await settlePayerCharge(
-    ctx.deps,
-    scopeOfContext(ctx),
-    charge.id,
-    outcome.status === 'otp_invalid' ? { status: 'declined', remarks: OTP_INVALID_REMARKS } : outcome,
-  );
+  const rail = await chargeRail(ctx.deps, ctx, 'walleta');
+  // The outside-call protocol with nothing new to record (the request is recorded and its
+  // reconcilers exist): the wallet is asked with a deadline, outside any transaction.
+  const row = await runOutsideCall(requestOrigin(ctx), {
+    rail: 'walleta',
+    record: async () => ({ recorded: charge, resourceId: charge.id, safetyJobId: null }),
+    call: (c) => rail.outcome({ reference: c.id, amount: c.amount, phone: c.phone! }),
+    settle: async (trx, c, outcome) => {
+      // A connector whose payer has not acted yet: the request stays open (its event or poll settles it).
+      if (outcome.status === 'pending') return c;
+      const s: ServiceScope = { ...scopeOfContext(ctx), db: trx, deps: ctx.deps };
+      const settling: SettleOutcome = outcome.status === 'otp_invalid' ? { status: 'declined', remarks: OTP_INVALID_REMARKS } : outcome;
+      return (await settlePayerChargeIn(trx, s, c.id, settling)).row;
+    },
+    // No answer from the wallet: the request stays as it is; its event, poll or expiry settles it.
+    unknown: (c) => c,
+    lost: () => new ApiError('service_unavailable', { message: 'The wallet answered but the outcome could not be saved; confirm again.' }),
+  });
   ctx.deps.jobs.wake();
-  return toChargeResponse(settled.row, ctx.deps.config.baseUrl);
+  return toChargeResponse(row, ctx.deps.config.baseUrl);
 }
 
 /** Why a walletb request that is not open takes no OTP. */

@@ -1,3 +1,4 @@
+import { askRail } from '../../platform/outside-call.ts';
 import type { AppDeps } from '../../platform/context.ts';
 import type { Executor } from '../../platform/db/database.ts';
 import { ApiError } from '../../platform/errors/api-error.ts';
@@ -75,7 +76,7 @@ export async function runAttemptPoll(deps: AppDeps, payload: Record<string, unkn
   if (!intent || intent.status !== 'in_progress') return;
   const rail = await deps.rails.money(scope, payload.rail as 'card' | 'walleta' | 'walletb' | 'banklink');
   if (!rail.poll) return;
-  const polled = await rail.poll(intentId);
+  const polled = await askRail(deps, String(payload.rail), () => rail.poll!(intentId));
   if (polled.status === 'pending') {
     // Nobody retries a page attempt's create (the payer has left): an hour on with nothing at the
     // provider, it never reached it, and the attempt ends instead of being polled forever.
