@@ -7,6 +7,10 @@ import { createCustomer } from '../../../test/support/cards.ts';
 import { getPage, postForm, tokenOf } from '../../../test/support/pages.ts';
 import { parseEmvco } from '../../rails/emvco.ts';
 import { balance, chargeEvents, runExpireJobs } from '../../../test/support/charges.ts';
+import { sql } from 'kysely';
+import { createSandboxMoneyRails } from '../../rails/index.ts';
+import { RECONCILE_JOB } from './jobs.ts';
+import { runReconcile } from './settle.ts';
 
 /** POST /v1/charges/rtkey: the instant-key QR (docs/charges.md "Instant key"). */
 describe('rtkey (instant-key QR) charges', () => {
@@ -122,6 +126,60 @@ describe('rtkey (instant-key QR) charges', () => {
     expectError(failed, 400, 'qr_generation_failed', 90100);
     const retried = await co.req({ url: '/v1/charges/rtkey', body: { customer_id: customer, amount: 2014 }, idem: 'rtkey-retry' });
     assert.equal(retried.status, 200, retried.raw);
+  });
+
+  test('a registration whose answer never comes: 400 90100, no charge, and the reconciler withdraws the QR at the scheme', async () => {
+    const shop = await h.company('QR Perdido SAS');
+    const buyer = await createCustomer(shop);
+    const registered: string[] = [];
+    const withdrawn: string[] = [];
+    const sandbox = createSandboxMoneyRails(h.runtime.deps.config, h.clock).rtkey;
+    // A scheme that registers the QR and then loses its answer (a timeout on the way back).
+    const remove = h.runtime.deps.rails.connectors.install(
+      'rtkey',
+      {
+        ...sandbox,
+        name: 'lossy',
+        registerQr: async (r) => {
+          registered.push(r.reference);
+          throw new Error('socket hang up');
+        },
+        cancel: async (reference) => {
+          withdrawn.push(reference);
+        },
+        refund: sandbox.refund.bind(sandbox),
+      },
+      { environment: 'test', companyId: shop.company.id },
+    );
+    try {
+      const res = await shop.req({ url: '/v1/charges/rtkey', body: { customer_id: buyer, amount: 5000 } });
+      expectError(res, 400, 'qr_generation_failed', 90100);
+      assert.equal(registered.length, 1);
+      const listed = await shop.req({ url: '/v1/charges?filter[payment_method_type]=rtkey' });
+      assert.equal(listed.body.data.length, 0, 'no charge');
+      const jobs = await h.runtime.deps.database.db
+        .selectFrom('jobs')
+        .select(['id', 'payload'])
+        .where('kind', '=', RECONCILE_JOB)
+        .where(sql<string>`payload->>'charge_id'`, '=', registered[0])
+        .execute();
+      assert.equal(jobs.length, 1, 'the safety job was committed with the claim');
+      await runReconcile(h.runtime.deps, jobs[0].payload);
+      assert.deepEqual(withdrawn, registered, 'the QR no charge holds is withdrawn by its reference');
+      // A registration that answers leaves no safety job behind.
+      h.runtime.deps.rails.connectors.install('rtkey', sandbox, { environment: 'test', companyId: shop.company.id });
+      const ok = await shop.req({ url: '/v1/charges/rtkey', body: { customer_id: buyer, amount: 5000 } });
+      assert.equal(ok.status, 200, ok.raw);
+      const left = await h.runtime.deps.database.db
+        .selectFrom('jobs')
+        .select('id')
+        .where('kind', '=', RECONCILE_JOB)
+        .where(sql<string>`payload->>'charge_id'`, '=', ok.body.id)
+        .execute();
+      assert.deepEqual(left, []);
+    } finally {
+      remove();
+    }
   });
 
   test('the same x-idempotency replays the charge and its QR', async () => {

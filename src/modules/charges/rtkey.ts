@@ -8,7 +8,7 @@ import { chargeRail } from './rails.ts';
 import { RTKEY_EXPIRES_IN, RTKEY_MINIMUM_PESOS, type RtkeyBody } from './collect-schemas.ts';
 import { toChargeResponse } from './present.ts';
 import type { ChargeResponse } from './schemas.ts';
-import { EXPIRE_JOB, jobPayload } from './jobs.ts';
+import { EXPIRE_JOB, jobPayload, RECONCILE_JOB } from './jobs.ts';
 import { requestOrigin, runOutsideCall } from '../../platform/outside-call.ts';
 import { applyChargeTransition, insertCharge } from './transition.ts';
 
@@ -18,7 +18,7 @@ export const RTKEY_TEST_SCENARIOS = [QR_FAILURE_SCENARIO] as const;
  * POST /charges/rtkey (docs/charges.md "Instant key"). Unlike the other rails, the QR is registered
  * with the instant-payment scheme before the charge exists, because a refused registration must
  * leave no charge (400 90100): through the outside-call protocol, the request commits its
- * idempotency claim alone, the scheme is called outside any transaction, and only a registered QR
+ * idempotency claim and a safety job, the scheme is called outside any transaction, and only a registered QR
  * becomes a charge, created and submitted in one transaction (charge.created, charge.processing)
  * with its expire job. The answer
  * carries `qr: {payload, image}` and `url`, a page with the QR (the sandbox's "Simular pago").
@@ -60,10 +60,19 @@ export async function createRtkeyCharge(ctx: RequestContext, body: RtkeyBody, id
   const company = await ctx.db.selectFrom('companies').select('name').where('id', '=', ctx.companyId).executeTakeFirstOrThrow();
   return runOutsideCall(requestOrigin(ctx), {
     rail: 'rtkey',
-    // Nothing is written yet: the commit is the idempotency claim alone, naming the charge id the QR
-    // is registered under, so the scheme is not called inside the request's transaction and a retry
-    // after a lost answer registers the same reference (the scheme answers the same QR), never a new one.
-    record: async () => ({ recorded: values, resourceId: values.id, safetyJobId: null }),
+    // No charge yet: the commit is the idempotency claim, naming the charge id the QR is registered
+    // under (a retry after a lost answer registers the same reference: the scheme answers the same
+    // QR), and the safety job: if no charge holds the reference by then, the QR the scheme may have
+    // registered is withdrawn (nobody can pay a QR without a charge), never guessed either way.
+    record: async (trx) => {
+      const safetyJobId = await ctx.deps.jobs.enqueue(
+        trx,
+        RECONCILE_JOB,
+        { company_id: ctx.companyId, environment: ctx.environment, charge_id: values.id, unregistered_qr: true },
+        new Date(now.getTime() + ctx.deps.config.chargeReconcileDelayMs),
+      );
+      return { recorded: values, resourceId: values.id, safetyJobId };
+    },
     call: () =>
       rail.registerQr({
         reference: values.id,
@@ -88,9 +97,12 @@ export async function createRtkeyCharge(ctx: RequestContext, body: RtkeyBody, id
       await ctx.deps.jobs.enqueue(trx, EXPIRE_JOB, jobPayload(processing, {}), new Date(processing.expires_at!));
       return toChargeResponse(processing, ctx.deps.config.baseUrl);
     },
-    // A registration that failed (or never answered) leaves no charge: 400 90100.
+    // A registration that failed (or never answered) leaves no charge: 400 90100; the safety job
+    // withdraws the QR should the scheme have registered it after all.
     unknown: (_values, error) => {
-      throw new ApiError('qr_generation_failed', { message: `${(error as Error)?.message ?? 'The QR registration failed.'} No charge was created.` });
+      throw new ApiError('qr_generation_failed', {
+        message: `${(error as Error)?.message ?? 'The QR registration failed.'} No charge was created; a QR the scheme may hold is withdrawn.`,
+      });
     },
     // The QR is registered but no charge holds it yet: a retry with the same x-idempotency value
     // registers the same reference again (the scheme answers the same QR) and saves the charge.

@@ -129,6 +129,12 @@ export async function runReconcile(deps: AppDeps, payload: Record<string, unknow
   const scope = { companyId: String(payload.company_id), environment: payload.environment === 'live' ? ('live' as const) : ('test' as const) };
   const db = deps.database.db;
   const charge = await findCharge(db, scope, String(payload.charge_id));
+  if (payload.unregistered_qr === true) {
+    // An rtkey registration without a saved answer: when no charge holds its reference, the QR the
+    // scheme may have registered is withdrawn (idempotent by the reference).
+    if (!charge) await askRail(deps, 'rtkey', async () => (await chargeRail(deps, scope, 'rtkey')).cancel(String(payload.charge_id)));
+    return;
+  }
   if (!charge) return;
   const method = charge.payment_method_type;
   if (payload.void === true) {
