@@ -17,7 +17,7 @@ import { emvcoPayload, qrSvg } from './qr.ts';
 import { checkCard, normalisePhone, parsePesosInput, type AttemptOutcome, type FieldErrors } from './sandbox.ts';
 import { applyTestScenario, sandboxCardOutcome } from '../rails/sandbox-table.ts';
 import { CardRefused, type DebitRequest, type MoneyRail, type RailPayer, type RailScope } from '../rails/index.ts';
-import { rejectionOf, scheduleAttemptPoll } from '../modules/payments/provider-attempts.ts';
+import { runPageAttempt } from '../modules/payments/provider-attempts.ts';
 import {
   attemptMinimum,
   bankPage,
@@ -357,12 +357,18 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
     }
   }
 
+  /** Sandbox attempts carry a sandbox network id (the payer may abandon them); a connector's get the provider's later. */
+  const attemptNetworkId = (payment: PaymentRow, method: PaymentMethod) =>
+    payment.environment === 'test' ? `sbx_${method}_${randomToken(16)}` : undefined;
+
   /** startIntent, mapping the module's refusals to the page (the state page explains them). */
   async function start(reply: FastifyReply, found: PayerView, method: PaymentMethod, amount: bigint): Promise<IntentRow | null> {
     try {
-      // Sandbox attempts carry a sandbox network id (the payer may abandon them); a connector's get the provider's later.
-      const networkId = found.payment.environment === 'test' ? `sbx_${method}_${randomToken(16)}` : undefined;
-      return await startIntent(scopeOf(found.payment, deps), found.payment.id, { method, amount, network_id: networkId });
+      return await startIntent(scopeOf(found.payment, deps), found.payment.id, {
+        method,
+        amount,
+        network_id: attemptNetworkId(found.payment, method),
+      });
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       reply.redirect(paymentUrl(found.payment), 303);
@@ -371,32 +377,39 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
   }
 
   /**
-   * A rail's answer to an attempt. Through a connector (one that can be polled) the attempt is
-   * polled later if nothing settles it first — asked for before the call, so an answer that never
-   * comes (a timeout, a crash) leaves the attempt in progress for the poll, never guessed.
+   * An attempt at a rail, through the payments module's protocol (runPageAttempt): recorded with
+   * its poll (a connector's), the rail asked with a deadline, the answer saved; an answer that
+   * never comes leaves the attempt in progress. The module's refusals send the payer back to the
+   * payment page, which explains them.
    */
-  async function askProvider(
-    scope: RailScope,
-    intent: IntentRow,
-    rail: MoneyRail,
-    poll: unknown,
-    call: () => Promise<AttemptOutcome>,
-  ): Promise<AttemptOutcome> {
-    if (!poll) return call();
-    await scheduleAttemptPoll(deps, db(), scope, intent.id, rail);
+  async function attempt(
+    reply: FastifyReply,
+    found: PayerView,
+    method: PaymentMethod,
+    amount: bigint,
+    rail: { poll?: unknown },
+    call: (intent: IntentRow) => Promise<AttemptOutcome>,
+  ): Promise<{ intent: IntentRow; outcome: AttemptOutcome } | null> {
+    const payment = found.payment;
     try {
-      const outcome = await call();
-      // A provider's decline is classified into the attempts' reasons (docs/payments.md).
-      return outcome.status === 'declined' ? { status: 'declined', remarks: rejectionOf(outcome.remarks) } : outcome;
+      return await runPageAttempt(
+        deps,
+        railScope(payment),
+        {
+          paymentId: payment.id,
+          method,
+          amount,
+          networkId: attemptNetworkId(payment, method),
+          rail: method as MoneyRail,
+          pollable: Boolean(rail.poll),
+        },
+        call,
+      );
     } catch (error) {
-      app.log.warn({ err: error, intent: intent.id }, 'the connector did not answer a payment-page attempt; its poll settles it');
-      return { status: 'pending' };
+      if (!(error instanceof ApiError)) throw error;
+      reply.redirect(paymentUrl(payment), 303);
+      return null;
     }
-  }
-
-  async function runOutcome(reply: FastifyReply, found: PayerView, intent: IntentRow, outcome: AttemptOutcome, amountInput: string) {
-    if (outcome.status !== 'pending') await settleQuietly(found.payment, intent.id, outcome);
-    return afterAttempt(reply, found.payment.id, intent, amountInput);
   }
 
   await app.register(
@@ -471,24 +484,23 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
             return cardError('El medio de pago no respondió. Intenta de nuevo en unos minutos; no se hizo ningún cobro.');
           }
         }
-        const intent = await start(reply, found, 'card', amount);
-        if (!intent) return reply;
-        const request: DebitRequest = {
-          reference: intent.id,
-          method: 'card',
-          amount,
-          currency: found.payment.currency,
-          card: { outcome_class: sandboxCardOutcome(card.pan), exp_month: card.expMonth, exp_year: card.expYear, token },
-          payerEmail: found.payment.email,
-          test_scenario: found.payment.test_scenario,
-          submittedAt: now(),
-        };
         // The card rail decides, as it does for POST /v1/charges (the sandbox table for test keys).
-        const outcome = await askProvider(scope, intent, 'card', rail.poll, async () => {
+        const done = await attempt(reply, found, 'card', amount, rail, async (intent) => {
+          const request: DebitRequest = {
+            reference: intent.id,
+            method: 'card',
+            amount,
+            currency: found.payment.currency,
+            card: { outcome_class: sandboxCardOutcome(card.pan), exp_month: card.expMonth, exp_year: card.expYear, token },
+            payerEmail: found.payment.email,
+            test_scenario: found.payment.test_scenario,
+            submittedAt: now(),
+          };
           const answer = await rail.debit(request);
           return answer.status === 'declined' ? { status: 'declined', remarks: answer.remarks } : { status: answer.status };
         });
-        return runOutcome(reply, found, intent, outcome, amountInput);
+        if (!done) return reply;
+        return afterAttempt(reply, found.payment.id, done.intent, amountInput);
       });
 
       for (const method of ['walleta', 'walletb'] as const) {
@@ -509,11 +521,9 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
           const rail = await deps.rails.money(scope, method);
           const payer = { kind: 'natural' as const, documentType: null, documentNumber: null, fullName: '', email: found.payment.email, phone };
           if (rail.payerProblem?.(payer)) return formError(NEEDS_EMAIL);
-          const intent = await start(reply, found, method, amount);
-          if (!intent) return reply;
           // The wallet rail decides, as it does for the API's request-to-pay (the payer confirms in the app).
-          const request = { reference: intent.id, amount, phone, payer };
-          const outcome = await askProvider(scope, intent, method, rail.poll, async () => {
+          const done = await attempt(reply, found, method, amount, rail, async (intent) => {
+            const request = { reference: intent.id, amount, phone, payer };
             await rail.requestToPay(request);
             const answer = await rail.outcome(request);
             if (answer.status === 'pending') return { status: 'pending' };
@@ -521,7 +531,8 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
               ? applyTestScenario(answer, found.payment.test_scenario)
               : { status: 'declined', remarks: answer.status === 'declined' ? answer.remarks : 'TRANSACTION_REJECTED' };
           });
-          return runOutcome(reply, found, intent, outcome, amountInput);
+          if (!done) return reply;
+          return afterAttempt(reply, found.payment.id, done.intent, amountInput);
         });
       }
 
@@ -565,10 +576,8 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
         const problem = rail.payerProblem?.(payer);
         if (problem) return formError({}, payment.email ? problem : NEEDS_EMAIL);
         const bank = await findBank(db(), values.bank);
-        const intent = await start(reply, found, 'banklink', amount);
-        if (!intent) return reply;
         let bankUrl: string | undefined;
-        const outcome = await askProvider(scope, intent, 'banklink', rail.poll, async () => {
+        const done = await attempt(reply, found, 'banklink', amount, rail, async (intent) => {
           const opened = await rail.open({
             reference: intent.id,
             amount,
@@ -583,8 +592,9 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
           bankUrl = opened.redirectUrl;
           return { status: 'pending' };
         });
-        if (outcome.status === 'pending' && bankUrl) return reply.redirect(bankUrl, 303);
-        return runOutcome(reply, found, intent, outcome, amountInput);
+        if (!done) return reply;
+        if (done.outcome.status === 'pending' && bankUrl) return reply.redirect(bankUrl, 303);
+        return afterAttempt(reply, found.payment.id, done.intent, amountInput);
       });
 
       scope.post('/:id/rtkey', { schema: { hide: true } }, async (req, reply) => {

@@ -1,9 +1,12 @@
-import { askRail } from '../../platform/outside-call.ts';
+import { askRail, jobOrigin, runOutsideCall } from '../../platform/outside-call.ts';
 import type { AppDeps } from '../../platform/context.ts';
+import type { Tenant } from '../../platform/scope.ts';
+import type { IntentRow } from './queries.ts';
+import type { PaymentMethod } from './tables.ts';
 import type { Executor } from '../../platform/db/database.ts';
 import { ApiError } from '../../platform/errors/api-error.ts';
 import type { MoneyRail, PolledOutcome, RailScope } from '../../rails/index.ts';
-import { settleIntent } from './intents.ts';
+import { settleIntent, settleIntentIn, startIntentIn } from './intents.ts';
 import { inTenant } from '../../platform/scope.ts';
 import type { RejectionReason } from './schemas.ts';
 
@@ -88,4 +91,64 @@ export async function runAttemptPoll(deps: AppDeps, payload: Record<string, unkn
     return scheduleAttemptPoll(deps, deps.database.db, scope, intentId, payload.rail as MoneyRail);
   }
   await settleAttemptFromProvider(deps, scope, intentId, polled);
+}
+
+/** An attempt a payer makes on a payment page, at a rail. */
+export interface PageAttempt {
+  paymentId: string;
+  method: PaymentMethod;
+  amount: bigint;
+  /** A sandbox attempt's network id (the payer may abandon it); a provider's comes later. */
+  networkId?: string;
+  rail: MoneyRail;
+  /** The rail can be polled (a connector): the attempt's poll job is recorded with it. */
+  pollable: boolean;
+}
+
+/**
+ * A payment-page attempt through the outside-call protocol: the attempt and (on a rail that can be
+ * polled) its poll job recorded in one transaction, the rail called outside any transaction with
+ * the rail deadline, the answer settled in one transaction. A pending answer, or none at all,
+ * leaves the attempt in progress for its poll (a connector's) or the payer (the sandbox's page
+ * lets them abandon it): never guessed. The page's refusals (an expired or paid payment, an
+ * amount out of range) are the record step's ApiErrors, thrown before any call.
+ */
+export async function runPageAttempt(
+  deps: AppDeps,
+  scope: Tenant,
+  attempt: PageAttempt,
+  call: (intent: IntentRow) => Promise<PolledOutcome>,
+): Promise<{ intent: IntentRow; outcome: PolledOutcome }> {
+  return runOutsideCall(jobOrigin(deps), {
+    rail: attempt.rail,
+    record: async (trx) => {
+      const intent = await startIntentIn(trx, { ...scope, db: trx, deps }, attempt.paymentId, {
+        method: attempt.method,
+        amount: attempt.amount,
+        network_id: attempt.networkId,
+      });
+      if (attempt.pollable) await scheduleAttemptPoll(deps, trx, scope, intent.id, attempt.rail);
+      return { recorded: intent, resourceId: intent.id, safetyJobId: null };
+    },
+    call: async (intent): Promise<PolledOutcome> => {
+      const outcome = await call(intent);
+      // A provider's decline is classified into the attempts' reasons (docs/payments.md).
+      return attempt.pollable && outcome.status === 'declined' ? { status: 'declined' as const, remarks: rejectionOf(outcome.remarks) } : outcome;
+    },
+    settle: async (trx, intent, outcome) => {
+      if (outcome.status !== 'pending') {
+        try {
+          const settling =
+            outcome.status === 'approved' ? { status: 'approved' as const } : { status: 'declined' as const, remarks: outcome.remarks };
+          await settleIntentIn(trx, { ...scope, db: trx, deps }, intent.id, settling);
+        } catch (error) {
+          // Settled otherwise first (another tab, the provider's event): the page shows whatever won.
+          if (!(error instanceof ApiError)) throw error;
+        }
+      }
+      return { intent, outcome };
+    },
+    unknown: (intent) => ({ intent, outcome: { status: 'pending' } }),
+    lost: () => new ApiError('service_unavailable', { message: 'The attempt was answered but saving it failed; its poll or the payer settles it.' }),
+  });
 }
