@@ -45,9 +45,14 @@ export async function drainJobs(h: Harness, ...companies: Company[]): Promise<vo
       .execute();
     const mine = due.filter((j) => ids.has(String(j.payload.company_id)));
     if (mine.length === 0) {
-      const later = await db.selectFrom('jobs').select(['payload']).where('kind', '=', STAMP_JOB).execute();
-      if (!later.some((j) => ids.has(String(j.payload.company_id)))) return;
-      h.clock.advance(POLL_MS + 1);
+      const later = (await db.selectFrom('jobs').select(['payload', 'run_at', 'locked_until']).where('kind', '=', STAMP_JOB).execute()).filter((j) =>
+        ids.has(String(j.payload.company_id)),
+      );
+      if (later.length === 0) return;
+      // To the next poll, or past a time another process's clock set (a shared PostgreSQL queue: its
+      // runner may have leased or rescheduled one of these jobs by its own manual clock).
+      const next = Math.min(...later.map((j) => Math.max(new Date(j.run_at).getTime(), j.locked_until ? new Date(j.locked_until).getTime() : 0)));
+      h.clock.advance(Math.max(POLL_MS + 1, next - h.clock.now().getTime() + 1));
       continue;
     }
     for (const job of mine) {
