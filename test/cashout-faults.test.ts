@@ -7,6 +7,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  approvingCardBody,
   call,
   Cluster,
   createFaultDatabase,
@@ -54,19 +55,7 @@ describe('cash-out fault test: SIGKILL of API processes with cash-outs in flight
       key = company.key;
       companyId = company.companyId;
       customerId = idOf(await postOk('/v1/customers', { first_name: 'Ana', last_name: 'Fallas', email: 'ana@fallas.test' }, 'setup-customer'))!;
-      const card = await postOk(
-        '/v1/cards',
-        {
-          card_number: '4242424242424242',
-          expiration_month: 12,
-          expiration_year: new Date().getUTCFullYear() + 3,
-          cvv: '123',
-          holder_name: 'Ana Fallas',
-          customer_id: customerId,
-          authorization: true,
-        },
-        'setup-card',
-      );
+      const card = await postOk('/v1/cards', approvingCardBody(customerId), 'setup-card');
       // 2,000,000 pesos collected: enough for far fewer cash-outs than the load sends.
       for (let i = 0; i < 4; i++) {
         const paid = await postOk(

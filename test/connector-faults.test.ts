@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import {
+  approvingCardBody,
   call,
   Cluster,
   createFaultDatabase,
@@ -140,19 +141,7 @@ describe(
         });
         assert.equal(connected.status, 200, JSON.stringify(connected.body));
         customerId = idOf(await postOk('/v1/customers', { first_name: 'Ana', last_name: 'Fallas', email: 'ana@fallas.test' }, 'setup-customer'))!;
-        const card = await postOk(
-          '/v1/cards',
-          {
-            card_number: '4242424242424242',
-            expiration_month: 12,
-            expiration_year: new Date().getUTCFullYear() + 3,
-            cvv: '123',
-            holder_name: 'Ana Fallas',
-            customer_id: customerId,
-            authorization: true,
-          },
-          'setup-card',
-        );
+        const card = await postOk('/v1/cards', approvingCardBody(customerId), 'setup-card');
         cardId = idOf(card)!;
       },
       { timeout: 240_000 },

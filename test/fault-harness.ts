@@ -404,6 +404,19 @@ export async function call(
 }
 
 export const ok = (a: Answer) => a.status >= 200 && a.status < 300;
+
+/** The body of POST /v1/cards for the sandbox's approving card, authorized for the customer. */
+export function approvingCardBody(customerId: string): Record<string, unknown> {
+  return {
+    card_number: '4242424242424242',
+    expiration_month: 12,
+    expiration_year: new Date().getUTCFullYear() + 3,
+    cvv: '123',
+    holder_name: 'Ana Fallas',
+    customer_id: customerId,
+    authorization: true,
+  };
+}
 export const idOf = (a: Answer): string | undefined => a.body?.id ?? a.body?.data?.id;
 
 // ---------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  approvingCardBody,
   call,
   Cluster,
   createFaultDatabase,
@@ -183,19 +184,7 @@ describe('fault tests: two API processes and a worker on PostgreSQL (issue 11)',
       companyId = company.companyId;
       const customer = await postOk('/v1/customers', { first_name: 'Ana', last_name: 'Fallas', email: 'ana.fallas@fault.test' }, 'setup-customer');
       customerId = idOf(customer)!;
-      const card = await postOk(
-        '/v1/cards',
-        {
-          card_number: '4242424242424242',
-          expiration_month: 12,
-          expiration_year: new Date().getUTCFullYear() + 3,
-          cvv: '123',
-          holder_name: 'Ana Fallas',
-          customer_id: customerId,
-          authorization: true,
-        },
-        'setup-card',
-      );
+      const card = await postOk('/v1/cards', approvingCardBody(customerId), 'setup-card');
       cardId = idOf(card)!;
       const hook = await postOk('/v1/webhooks', { name: 'fault receiver', url: rx.url, events: SUBSCRIBED }, 'setup-webhook');
       rx.secret = hook.body.data.secret;

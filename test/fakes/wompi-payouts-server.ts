@@ -1,8 +1,7 @@
-import http from 'node:http';
+import type http from 'node:http';
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import { eventChecksum, type WompiEvent } from '../../src/rails/connectors/wompi/contract.ts';
-import type { FakeFault } from './wompi-server.ts';
+import { FakeHttpService } from './fake-http.ts';
 
 /**
  * A local fake of Wompi's Third-Party Payments API (docs/connectors.md "Payouts") enforcing the
@@ -45,12 +44,11 @@ const LEGAL_ID_TYPES = ['CC', 'NIT', 'CE', 'PP', 'TI', 'DNI'];
 const ACCOUNT_TYPES = ['AHORROS', 'CORRIENTE', 'DEPOSITO_ELECTRONICO'];
 const PAYMENT_TYPES = ['PAYROLL', 'PROVIDERS', 'OTHER'];
 
-export class FakeWompiPayouts {
+export class FakeWompiPayouts extends FakeHttpService {
   readonly apiKey = `payouts_key_${randomBytes(8).toString('hex')}`;
   readonly principalId = randomUUID();
   readonly eventsSecret = `prod_events_${randomBytes(8).toString('hex')}`;
   readonly originAccountId = randomUUID();
-  url = '';
   /** The origin account's balance, in cents. */
   balanceInCents = 10_000_000_00;
   /** Posts events to a function (an in-process app). */
@@ -64,26 +62,7 @@ export class FakeWompiPayouts {
     { id: randomUUID(), name: 'BANCO DAVIVIENDA', code: 'DAVIVIENDA', achCode: '1051' },
     { id: randomUUID(), name: 'NEQUI', code: 'NEQUI', achCode: '1507' },
   ];
-  slowMs = 2_000;
   private readonly usedKeys = new Set<string>();
-  private readonly faults = new Map<string, FakeFault[]>();
-  private server: http.Server | null = null;
-
-  async start(): Promise<this> {
-    this.server = http.createServer((req, res) => void this.handle(req, res));
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1`;
-    return this;
-  }
-
-  async close(): Promise<void> {
-    this.server?.closeAllConnections();
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
-  }
-
-  failNext(operation: string, fault: FakeFault): void {
-    this.faults.set(operation, [...(this.faults.get(operation) ?? []), fault]);
-  }
 
   count(operation: string): number {
     return this.calls.filter((c) => c.operation === operation && c.status < 400).length;
@@ -144,7 +123,7 @@ export class FakeWompiPayouts {
     return this.deliver ? this.deliver(event, event.signature.checksum) : 0;
   }
 
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  protected async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     let body: Record<string, any> = {};
@@ -162,21 +141,12 @@ export class FakeWompiPayouts {
     if (req.headers['x-api-key'] !== this.apiKey || req.headers['user-principal-id'] !== this.principalId) {
       return this.reply(res, operation, idempotencyKey, 401, { code: 'UNAUTHORIZED', message: 'Credenciales inválidas' });
     }
-    const fault = this.faults.get(operation)?.shift();
+    const fault = this.nextFault(operation);
     if (fault === 'timeout') return;
     if (fault === '5xx') return this.reply(res, operation, idempotencyKey, 500, { code: 'EXC_001', message: 'Se presentó error interno' });
     const [status, answer] = run(body, url, idempotencyKey);
-    if (fault === 'lose_answer') {
-      this.calls.push({ operation, status, idempotencyKey });
-      res.destroy();
-      return;
-    }
-    if (fault === 'hold') {
-      this.calls.push({ operation, status, idempotencyKey });
-      return;
-    }
-    if (fault === 'slow') await new Promise((resolve) => setTimeout(resolve, this.slowMs));
-    this.reply(res, operation, idempotencyKey, status, answer);
+    if (await this.answers(fault, res)) this.reply(res, operation, idempotencyKey, status, answer);
+    else this.calls.push({ operation, status, idempotencyKey });
   }
 
   private reply(res: http.ServerResponse, operation: string, idempotencyKey: string | null, status: number, body: unknown): void {

@@ -1,6 +1,6 @@
-import http from 'node:http';
+import type http from 'node:http';
 import { randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
+import { FakeHttpService } from './fake-http.ts';
 import {
   eventChecksum,
   integritySignature,
@@ -22,7 +22,7 @@ import {
  * `slowMs`).
  */
 
-export type FakeFault = 'timeout' | '5xx' | 'lose_answer' | 'hold' | 'slow';
+export type { FakeFault } from './fake-http.ts';
 
 export interface FakeWompiOptions {
   publicKey?: string;
@@ -53,7 +53,7 @@ const luhn = (pan: string) => {
   return sum % 10 === 0;
 };
 
-export class FakeWompi {
+export class FakeWompi extends FakeHttpService {
   readonly publicKey: string;
   readonly privateKey: string;
   readonly eventsSecret: string;
@@ -64,13 +64,9 @@ export class FakeWompi {
   /** Posts events to a function instead of a URL (an in-process app). */
   deliver: ((event: WompiEvent) => Promise<number>) | null = null;
   readonly transactions = new Map<string, StoredTx>();
-  /** How long a `slow` fault keeps the answer. */
-  slowMs = 2_000;
   readonly calls: { operation: string; key: 'public' | 'private' | 'none' | 'bad'; status: number }[] = [];
   private readonly tokens = new Map<string, { pan: string; used: boolean }>();
   private readonly sources = new Map<number, { pan: string; email: string }>();
-  private readonly faults = new Map<string, FakeFault[]>();
-  private server: http.Server | null = null;
   private nextSource = 1000;
   /** PSE institutions: real ACH codes (the catalogue's) and the provider's sandbox pair ("1" approves, "2" declines). */
   institutions = [
@@ -81,29 +77,13 @@ export class FakeWompi {
     { financial_institution_code: '1051', financial_institution_name: 'BANCO DAVIVIENDA' },
     { financial_institution_code: '1001', financial_institution_name: 'BANCO DE BOGOTA' },
   ];
-  url = '';
 
   constructor(private readonly opts: FakeWompiOptions = {}) {
+    super();
     this.publicKey = opts.publicKey ?? `pub_test_${randomBytes(8).toString('hex')}`;
     this.privateKey = opts.privateKey ?? `prv_test_${randomBytes(8).toString('hex')}`;
     this.eventsSecret = opts.eventsSecret ?? `test_events_${randomBytes(8).toString('hex')}`;
     this.integritySecret = opts.integritySecret ?? `test_integrity_${randomBytes(8).toString('hex')}`;
-  }
-
-  async start(): Promise<this> {
-    this.server = http.createServer((req, res) => void this.handle(req, res));
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1`;
-    return this;
-  }
-
-  async close(): Promise<void> {
-    this.server?.closeAllConnections();
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
-  }
-
-  failNext(operation: string, fault: FakeFault): void {
-    this.faults.set(operation, [...(this.faults.get(operation) ?? []), fault]);
   }
 
   count(operation: string): number {
@@ -157,7 +137,7 @@ export class FakeWompi {
     return 'bad';
   }
 
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  protected async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     let body: Record<string, any> = {};
@@ -177,21 +157,12 @@ export class FakeWompi {
         error: { type: 'INVALID_ACCESS_TOKEN', reason: needs === 'private' ? 'Se esperaba una llave privada' : 'Llave inválida' },
       });
     }
-    const fault = this.faults.get(operation)?.shift();
+    const fault = this.nextFault(operation);
     if (fault === 'timeout') return; // never answers
     if (fault === '5xx') return this.reply(res, operation, key, 502, { error: { type: 'BAD_GATEWAY' } });
     const [status, answer] = run(body, url, path);
-    if (fault === 'lose_answer') {
-      this.calls.push({ operation, key, status });
-      res.destroy();
-      return;
-    }
-    if (fault === 'hold') {
-      this.calls.push({ operation, key, status });
-      return;
-    }
-    if (fault === 'slow') await new Promise((resolve) => setTimeout(resolve, this.slowMs));
-    this.reply(res, operation, key, status, answer);
+    if (await this.answers(fault, res)) this.reply(res, operation, key, status, answer);
+    else this.calls.push({ operation, key, status });
   }
 
   private reply(res: http.ServerResponse, operation: string, key: FakeWompi['calls'][number]['key'], status: number, body: unknown): void {

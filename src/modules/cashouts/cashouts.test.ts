@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { createHarness, ENGINE, expectError, expectValidation, send, type Company, type Harness } from '../../../test/harness.ts';
-import { balance, chargeBody, createAccount, payer } from '../../../test/support/charges.ts';
+import { balance, chargeBody, createAccount, payer, chargeEvents } from '../../../test/support/charges.ts';
 import { createCustomer } from '../../../test/support/cards.ts';
 import { auditLedger } from '../ledger/service.ts';
 import { expectScoped } from '../../../test/auth-matrix.ts';
@@ -67,17 +67,8 @@ describe(`cash-outs (${ENGINE})`, () => {
     }
   }
 
-  async function events(id: string): Promise<string[]> {
-    const rows = await h.runtime.deps.database.db
-      .selectFrom('events')
-      .select('type')
-      .where('company_id', '=', co.company.id)
-      .where(sql<string>`data->>'id'`, '=', id)
-      .orderBy('created_at')
-      .orderBy('id')
-      .execute();
-    return rows.map((r) => r.type);
-  }
+  /** The types of the events of one resource (its `data.id`), oldest first. */
+  const events = async (id: string) => (await chargeEvents(h, co, id)).map((e) => e.type);
 
   const get = async (id: string) => (await co.req({ url: `/v1/cashouts/${id}` })).body;
   const heldOf = async () => (await co.req({ url: '/v1/balances' })).body.data.find((b: { currency: string }) => b.currency === 'COP').held as number;

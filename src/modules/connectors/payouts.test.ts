@@ -5,7 +5,7 @@ import { createHarness, expectError, expectValidation, send, type Company, type 
 import { FakeWompi } from '../../../test/fakes/wompi-server.ts';
 import { FakeWompiPayouts } from '../../../test/fakes/wompi-payouts-server.ts';
 import { cardBody, createCustomer } from '../../../test/support/cards.ts';
-import { balance, createAccount } from '../../../test/support/charges.ts';
+import { balance, createAccount, chargeEvents } from '../../../test/support/charges.ts';
 import { auditLedger } from '../ledger/service.ts';
 import { CASHOUT_RECONCILE_JOB, runCashoutReconcile } from '../cashouts/service.ts';
 import { eventChecksum } from '../../rails/connectors/wompi/contract.ts';
@@ -116,17 +116,8 @@ describe('wompi payouts connector', () => {
     co.req({ url: '/v1/cashouts', env: 'live', idem, body: { amount: 100000.5, customer_id: customer, account_id: account, ...body } });
   const read = async (id: string) => (await co.req({ url: `/v1/cashouts/${id}`, env: 'live' })).body;
 
-  async function events(id: string): Promise<string[]> {
-    const rows = await h.runtime.deps.database.db
-      .selectFrom('events')
-      .select('type')
-      .where('company_id', '=', co.company.id)
-      .where(sql<string>`data->>'id'`, '=', id)
-      .orderBy('created_at')
-      .orderBy('id')
-      .execute();
-    return rows.map((r) => r.type);
-  }
+  /** The types of the events of one resource (its `data.id`), oldest first. */
+  const events = async (id: string) => (await chargeEvents(h, co, id)).map((e) => e.type);
 
   /** Runs the due reconcile jobs of these cash-outs (the queue on PostgreSQL holds other files' jobs too). */
   async function reconcile(ids: string[]) {

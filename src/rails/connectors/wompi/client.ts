@@ -41,6 +41,51 @@ export interface WompiCredentials {
   integritySecret: string;
 }
 
+/**
+ * One bounded HTTP exchange with the provider (JSON in, JSON out). No answer (network, timeout, a
+ * 5xx, 408, 429) is WompiUnavailable: the outcome is unknown. Any other status is returned with
+ * its parsed body (null when not JSON) for the caller to accept or refuse; `observe` hears the
+ * outcome of every call (a 4xx is `refused`).
+ */
+export async function exchange(
+  what: string,
+  url: string,
+  request: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: unknown },
+  opts: { timeoutMs: number; fetch?: typeof fetch; observe?: (o: { ms: number; outcome: 'ok' | 'refused' | 'unavailable' }) => void },
+): Promise<{ status: number; parsed: unknown }> {
+  const started = performance.now();
+  let outcome: 'ok' | 'refused' | 'unavailable' = 'unavailable';
+  try {
+    let response: Response;
+    try {
+      response = await (opts.fetch ?? fetch)(url, {
+        method: request.method,
+        headers: {
+          accept: 'application/json',
+          ...request.headers,
+          ...(request.body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: request.body === undefined ? undefined : JSON.stringify(request.body),
+        signal: AbortSignal.timeout(opts.timeoutMs),
+      });
+    } catch (error) {
+      throw new WompiUnavailable(`${what}: ${(error as Error).message}`);
+    }
+    const text = await response.text().catch(() => '');
+    let parsed: unknown = null;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      parsed = null;
+    }
+    if (response.status >= 500 || response.status === 408 || response.status === 429) throw new WompiUnavailable(`${what}: HTTP ${response.status}`);
+    outcome = response.status >= 400 ? 'refused' : 'ok';
+    return { status: response.status, parsed };
+  } finally {
+    opts.observe?.({ ms: performance.now() - started, outcome });
+  }
+}
+
 /** What the client reports about each call (metrics per connector). */
 export type CallObserver = (call: { operation: string; ms: number; outcome: 'ok' | 'refused' | 'unavailable' }) => void;
 
@@ -77,45 +122,15 @@ export class WompiClient {
   ) {}
 
   private async request<T>(operation: string, method: 'GET' | 'POST', path: string, key: 'public' | 'private', body?: unknown): Promise<T> {
-    const started = performance.now();
-    const doFetch = this.opts.fetch ?? fetch;
-    let outcome: 'ok' | 'refused' | 'unavailable' = 'unavailable';
-    try {
-      let response: Response;
-      try {
-        response = await doFetch(`${this.creds.baseUrl.replace(/\/+$/, '')}${path}`, {
-          method,
-          headers: {
-            authorization: `Bearer ${key === 'public' ? this.creds.publicKey : this.creds.privateKey}`,
-            accept: 'application/json',
-            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-          },
-          body: body === undefined ? undefined : JSON.stringify(body),
-          signal: AbortSignal.timeout(this.opts.timeoutMs),
-        });
-      } catch (error) {
-        throw new WompiUnavailable(`wompi ${operation}: ${(error as Error).message}`);
-      }
-      const text = await response.text().catch(() => '');
-      let parsed: unknown = null;
-      try {
-        parsed = text ? JSON.parse(text) : null;
-      } catch {
-        parsed = null;
-      }
-      if (response.status >= 500 || response.status === 408 || response.status === 429) {
-        throw new WompiUnavailable(`wompi ${operation}: HTTP ${response.status}`);
-      }
-      if (response.status >= 400) {
-        outcome = 'refused';
-        throw new WompiRefused(response.status, parsed as WompiErrorBody | null);
-      }
-      if (!parsed || typeof parsed !== 'object' || !('data' in parsed)) throw new WompiUnavailable(`wompi ${operation}: an answer without data`);
-      outcome = 'ok';
-      return (parsed as { data: T }).data;
-    } finally {
-      this.opts.observe?.({ operation, ms: performance.now() - started, outcome });
-    }
+    const { status, parsed } = await exchange(
+      `wompi ${operation}`,
+      `${this.creds.baseUrl.replace(/\/+$/, '')}${path}`,
+      { method, headers: { authorization: `Bearer ${key === 'public' ? this.creds.publicKey : this.creds.privateKey}` }, body },
+      { timeoutMs: this.opts.timeoutMs, fetch: this.opts.fetch, observe: this.opts.observe && ((o) => this.opts.observe!({ operation, ...o })) },
+    );
+    if (status >= 400) throw new WompiRefused(status, parsed as WompiErrorBody | null);
+    if (!parsed || typeof parsed !== 'object' || !('data' in parsed)) throw new WompiUnavailable(`wompi ${operation}: an answer without data`);
+    return (parsed as { data: T }).data;
   }
 
   /** The acceptance token of the merchant's current terms (presigned; the payer's acceptance is recorded with it). */

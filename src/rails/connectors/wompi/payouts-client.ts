@@ -1,4 +1,4 @@
-import { WompiUnavailable, type CallObserver } from './client.ts';
+import { exchange, WompiUnavailable, type CallObserver } from './client.ts';
 import type { WompiPage, WompiPayoutBatch, WompiPayoutErrorBody, WompiPayoutTransaction } from './payouts-contract.ts';
 
 /** The payouts API refused the request (a 4xx other than 408/429): a definitive answer. */
@@ -71,46 +71,23 @@ export class WompiPayoutsClient {
   ) {}
 
   private async request(operation: string, method: 'GET' | 'POST', path: string, body?: unknown, idempotencyKey?: string): Promise<unknown> {
-    const started = performance.now();
-    let outcome: 'ok' | 'refused' | 'unavailable' = 'unavailable';
-    try {
-      let response: Response;
-      try {
-        response = await fetch(`${this.creds.baseUrl.replace(/\/+$/, '')}${path}`, {
-          method,
-          headers: {
-            'x-api-key': this.creds.apiKey,
-            'user-principal-id': this.creds.principalId,
-            accept: 'application/json',
-            ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
-            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-          },
-          body: body === undefined ? undefined : JSON.stringify(body),
-          signal: AbortSignal.timeout(this.opts.timeoutMs),
-        });
-      } catch (error) {
-        throw new WompiUnavailable(`wompi payouts ${operation}: ${(error as Error).message}`);
-      }
-      const text = await response.text().catch(() => '');
-      let parsed: unknown = null;
-      try {
-        parsed = text ? JSON.parse(text) : null;
-      } catch {
-        parsed = null;
-      }
-      if (response.status >= 500 || response.status === 408 || response.status === 429) {
-        throw new WompiUnavailable(`wompi payouts ${operation}: HTTP ${response.status}`);
-      }
-      if (response.status >= 400) {
-        outcome = 'refused';
-        throw new WompiPayoutRefused(response.status, parsed as WompiPayoutErrorBody | null);
-      }
-      if (parsed === null) throw new WompiUnavailable(`wompi payouts ${operation}: an answer without a body`);
-      outcome = 'ok';
-      return payloadOf(parsed);
-    } finally {
-      this.opts.observe?.({ operation, ms: performance.now() - started, outcome });
-    }
+    const { status, parsed } = await exchange(
+      `wompi payouts ${operation}`,
+      `${this.creds.baseUrl.replace(/\/+$/, '')}${path}`,
+      {
+        method,
+        headers: {
+          'x-api-key': this.creds.apiKey,
+          'user-principal-id': this.creds.principalId,
+          ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
+        },
+        body,
+      },
+      { timeoutMs: this.opts.timeoutMs, observe: this.opts.observe && ((o) => this.opts.observe!({ operation, ...o })) },
+    );
+    if (status >= 400) throw new WompiPayoutRefused(status, parsed as WompiPayoutErrorBody | null);
+    if (parsed === null) throw new WompiUnavailable(`wompi payouts ${operation}: an answer without a body`);
+    return payloadOf(parsed);
   }
 
   /** The banks payouts can go to (their ids are what a transaction names). */
