@@ -2,6 +2,7 @@ import type { AppDeps } from '../../platform/context.ts';
 import { ApiError } from '../../platform/errors/api-error.ts';
 import { inTenant, iso, type Tenant } from '../../platform/scope.ts';
 import { connectorClient, type ConnectorName } from '../../rails/index.ts';
+import { WompiPayoutsClient } from '../../rails/connectors/wompi/payouts-client.ts';
 import { countOpenCharges } from '../charges/queries.ts';
 import { RAIL_OF_METHOD } from '../charges/rails.ts';
 import type { ConnectorHealthResponse } from './schemas.ts';
@@ -27,6 +28,20 @@ export async function connectorHealth(deps: AppDeps, scope: Tenant, name: Connec
     problem = (error as Error).message.slice(0, 300);
   }
   const latency = Math.round(performance.now() - started);
+  // Third-Party Payments: its own keys, checked with a read of the origin accounts.
+  let payouts: ConnectorHealthResponse['payouts'] = null;
+  if (settings.payouts) {
+    const origin = settings.payouts.accountId;
+    try {
+      const accounts = await new WompiPayoutsClient(settings.payouts, { timeoutMs: Math.min(deps.config.railCallTimeoutMs, 10_000) }).accounts();
+      const own = accounts.find((a) => a.id === origin);
+      payouts = own
+        ? { authenticated: true, problem: null, origin_balance: typeof own.balanceInCents === 'number' ? own.balanceInCents / 100 : null }
+        : { authenticated: true, problem: `the origin account ${origin} is not among the provider's accounts`, origin_balance: null };
+    } catch (error) {
+      payouts = { authenticated: false, problem: (error as Error).message.slice(0, 300), origin_balance: null };
+    }
+  }
   const now = deps.clock.now();
   const events = db.selectFrom('connector_events').$call(inTenant(scope)).where('connector', '=', name);
   const last = await events.select('received_at').where('verified', '=', true).orderBy('received_at', 'desc').limit(1).executeTakeFirst();
@@ -48,5 +63,6 @@ export async function connectorHealth(deps: AppDeps, scope: Tenant, name: Connec
     last_event_at: last ? iso(last.received_at) : null,
     refused_events_24h: Number(refused.n),
     open_transactions_past_deadline: open,
+    payouts,
   };
 }

@@ -177,6 +177,14 @@ describe('wompi payouts connector', () => {
     assert.ok(!JSON.stringify(row).includes(fake.apiKey), 'sealed at rest');
   });
 
+  test('health: the payouts keys are checked and the origin balance shown', async () => {
+    const res = await co.req({ url: '/v1/connectors/wompi/health', env: 'live' });
+    assert.equal(res.status, 200, res.raw);
+    assert.equal(res.body.payouts.authenticated, true);
+    assert.equal(res.body.payouts.problem, null);
+    assert.equal(res.body.payouts.origin_balance, fake.balanceInCents / 100);
+  });
+
   test('a live ACH cash-out is one batch at the provider, held, then completed by the signed event, once', async () => {
     const before = await balance(co, 'COP', 'live');
     const idem = `payout-${Date.now()}`;

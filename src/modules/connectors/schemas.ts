@@ -73,6 +73,14 @@ export const connectorHealthResponse = z.object({
   last_event_at: z.string().nullable().describe('the last verified event received for this company and environment'),
   refused_events_24h: z.number().int().describe('events refused in the last 24 hours (bad checksum)'),
   open_transactions_past_deadline: z.number().int().describe('charges on the connector’s rails still open after the poll deadline'),
+  payouts: z
+    .object({
+      authenticated: z.boolean().describe('the payouts API accepted its keys just now'),
+      problem: z.string().nullable(),
+      origin_balance: z.number().nullable().describe('the origin account’s balance at the provider, in pesos'),
+    })
+    .nullable()
+    .describe('Third-Party Payments, when its settings are set'),
 });
 export type ConnectorHealthResponse = z.infer<typeof connectorHealthResponse>;
 
