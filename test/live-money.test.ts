@@ -237,4 +237,24 @@ describe('one sandbox table: the API and the payer pages agree', () => {
       assert.ok((await getPage(h, `/pay/${payment.id}`)).status === 200);
     });
   }
+
+  for (const [amount, expected] of [
+    [25013, 'refused'],
+    [25000, 'registered'],
+  ] as const) {
+    test(`rtkey amount ${amount}: the QR is ${expected} through the API and on the payment page`, async () => {
+      const charge = await co.req({ url: '/v1/charges/rtkey', body: { amount, customer_id: customer } });
+      const api = charge.status === 200 ? 'registered' : charge.body.code_name === 'qr_generation_failed' ? 'refused' : `unexpected ${charge.raw}`;
+
+      const payment = await createPayment(co, { allows: ['rtkey'], amount });
+      const res = await postForm(h, `/pay/${payment.id}/rtkey`, { token: await pageToken(h, payment.id) });
+      assert.equal(res.status, 303, res.body.slice(0, 300));
+      const [intent] = await intentsOf(co, payment.id);
+      const page = intent.status === 'in_progress' ? 'registered' : intent.status === 'declined' ? 'refused' : intent.status;
+      assert.equal(api, expected);
+      assert.equal(page, api);
+      if (expected === 'refused') assert.equal(intent.remarks, 'TRANSACTION_REJECTED');
+      else assert.match(String(res.headers.location), new RegExp(`/pay/${payment.id}/attempts/${intent.id}$`));
+    });
+  }
 });

@@ -16,7 +16,7 @@ import { scopeOf } from './lookup.ts';
 import { emvcoPayload, qrSvg } from './qr.ts';
 import { checkCard, normalisePhone, parsePesosInput, type AttemptOutcome, type FieldErrors } from './sandbox.ts';
 import { applyTestScenario, sandboxCardOutcome } from '../rails/sandbox-table.ts';
-import { CardRefused, type DebitRequest, type MoneyRail, type RailPayer, type RailScope } from '../rails/index.ts';
+import { CardRefused, QrRegistrationFailed, type DebitRequest, type MoneyRail, type RailPayer, type RailScope } from '../rails/index.ts';
 import { runPageAttempt } from '../modules/payments/provider-attempts.ts';
 import {
   attemptMinimum,
@@ -597,16 +597,36 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
         return afterAttempt(reply, found.payment.id, done.intent, amountInput);
       });
 
+      const qrExpiry = (payment: PaymentRow, intent: IntentRow) =>
+        new Date(new Date(intent.created_at).getTime() + (payment.rtkey_expires_in ?? 30) * 60_000);
+
       scope.post('/:id/rtkey', { schema: { hide: true } }, async (req, reply) => {
         const begun = await beginAttempt(req, reply, 'rtkey');
         if (!begun) return reply;
-        const intent = await start(reply, begun.found, 'rtkey', begun.amount);
-        if (!intent) return reply;
-        return reply.redirect(`/pay/${begun.found.payment.id}/attempts/${intent.id}`, 303);
+        const { found, amount, amountInput } = begun;
+        // The scheme registers the QR, as it does for POST /v1/charges/rtkey (the sandbox table's refusals too).
+        const rail = await deps.rails.money(railScope(found.payment), 'rtkey');
+        const done = await attempt(reply, found, 'rtkey', amount, rail, async (intent) => {
+          try {
+            await rail.registerQr({
+              reference: intent.id,
+              amount: intent.amount,
+              currency: intent.currency,
+              merchant: found.companyName,
+              label: intent.id,
+              expiresAt: qrExpiry(found.payment, intent),
+              test_scenario: null,
+            });
+          } catch (error) {
+            if (error instanceof QrRegistrationFailed) return { status: 'declined', remarks: 'TRANSACTION_REJECTED' };
+            throw error;
+          }
+          return { status: 'pending' };
+        });
+        if (!done) return reply;
+        if (done.outcome.status === 'pending') return reply.redirect(`/pay/${found.payment.id}/attempts/${done.intent.id}`, 303);
+        return afterAttempt(reply, found.payment.id, done.intent, amountInput);
       });
-
-      const qrExpiry = (payment: PaymentRow, intent: IntentRow) =>
-        new Date(new Date(intent.created_at).getTime() + (payment.rtkey_expires_in ?? 30) * 60_000);
 
       /** A waiting attempt's own page: the sandbox bank or the QR. */
       scope.get('/:id/attempts/:intentId', { schema: { hide: true } }, async (req, reply) => {
