@@ -16,12 +16,14 @@ export function selectAccountViews(db: Executor, scope: { companyId: string; env
     .selectAll('accounts')
     .select([
       'banks.name as bank_name',
+      'banks.code as bank_code',
       'banks.logo_text as bank_logo_text',
       'banks.logo_color as bank_logo_color',
       'banks.connection_type as bank_connection_type',
       'customers.id as customer_ref',
       'customers.first_name as customer_first_name',
       'customers.last_name as customer_last_name',
+      'customers.type as customer_type',
       'customers.email as customer_email',
       'customers.phone as customer_phone',
       'customers.document_type as customer_document_type',

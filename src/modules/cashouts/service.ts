@@ -12,9 +12,17 @@ import { emitEvent } from '../../platform/outbox/outbox.ts';
 import { assertInScope, inCompany, inTenant, type Tenant } from '../../platform/scope.ts';
 import { applyTransition, insertWithTransition } from '../../platform/state-machine.ts';
 import type { PayoutBeneficiary, PayoutOutcome, PayoutRequest } from '../../rails/index.ts';
-import { findBank } from '../banks/service.ts';
+import { findAccountView, type AccountView } from '../accounts/queries.ts';
 import { offersTurbo } from '../banks/catalogue.ts';
-import { customerWalletBalance, holdPayout, postPayout, releaseHold, returnPayout, type HoldSource } from '../ledger/service.ts';
+import {
+  companyAvailableBalance,
+  customerWalletBalance,
+  holdPayout,
+  postPayout,
+  releaseHold,
+  returnPayout,
+  type HoldSource,
+} from '../ledger/service.ts';
 import { maxTransactionCop } from '../payments/queries.ts';
 import { confirmWalletWithdrawal, recordWalletReturn, recordWalletWithdrawal } from '../wallets/service.ts';
 import { addBusinessDays } from './business-days.ts';
@@ -144,32 +152,8 @@ export function expectedArrival(method: CashoutMethod, from: Date): Date {
 }
 
 async function payoutRequest(deps: AppDeps, row: CashoutRow): Promise<PayoutRequest> {
-  const account = await deps.database.db
-    .selectFrom('accounts')
-    .innerJoin('customers', (j) =>
-      j
-        .onRef('customers.company_id', '=', 'accounts.company_id')
-        .onRef('customers.environment', '=', 'accounts.environment')
-        .onRef('customers.id', '=', 'accounts.customer_id'),
-    )
-    .leftJoin('banks', 'banks.id', 'accounts.bank_id')
-    .select([
-      'accounts.bank_id',
-      'accounts.account_number',
-      'accounts.subtype',
-      'customers.first_name',
-      'customers.last_name',
-      'customers.type',
-      'customers.document_type',
-      'customers.document_number',
-      'customers.email',
-      'banks.code as bank_code',
-      'banks.name as bank_name',
-    ])
-    .where('accounts.company_id', '=', row.company_id)
-    .where('accounts.environment', '=', row.environment)
-    .where('accounts.id', '=', row.account_id)
-    .executeTakeFirstOrThrow();
+  const account = await findAccountView(deps.database.db, { companyId: row.company_id, environment: row.environment }, row.account_id);
+  if (!account) throw new Error(`cash-out ${row.id}: account ${row.account_id} not found`);
   return {
     reference: row.id,
     amount: BigInt(row.amount),
@@ -180,11 +164,11 @@ async function payoutRequest(deps: AppDeps, row: CashoutRow): Promise<PayoutRequ
     bankName: account.bank_name ?? '',
     accountNumber: account.account_number,
     accountType: account.subtype,
-    holderName: [account.first_name, account.last_name].filter(Boolean).join(' '),
-    holderKind: account.type === 'company' ? 'company' : 'natural',
-    holderDocumentType: account.document_type ?? null,
-    holderDocument: account.document_number ?? '',
-    holderEmail: account.email ?? null,
+    holderName: [account.customer_first_name, account.customer_last_name].filter(Boolean).join(' '),
+    holderKind: account.customer_type === 'company' ? 'company' : 'natural',
+    holderDocumentType: account.customer_document_type ?? null,
+    holderDocument: account.customer_document_number ?? '',
+    holderEmail: account.customer_email ?? null,
     submittedAt: new Date(row.processed_at ?? row.created_at),
     testScenario: row.test_scenario,
   };
@@ -332,24 +316,12 @@ async function recordCashout(trx: Transaction<DB>, scope: ServiceScope, input: N
   return { row, send: true, safetyJobId };
 }
 
-interface AccountRow {
-  id: string;
-  customer_id: string;
-  subtype: string;
-  status: string;
-  bank_id: string | null;
-  deleted_at: Date | string | null;
-}
+type AccountRow = AccountView;
 
 async function findAccount(ctx: ServiceScope, id: string): Promise<AccountRow | undefined> {
   if (!isUuid(id)) return undefined;
-  return ctx.db
-    .selectFrom('accounts')
-    .select(['id', 'customer_id', 'subtype', 'status', 'bank_id', 'deleted_at'])
-    .$call(inTenant(ctx))
-    .where('id', '=', id.toLowerCase())
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst();
+  const view = await findAccountView(ctx.db, ctx, id.toLowerCase());
+  return view && !view.deleted_at ? view : undefined;
 }
 
 /** Why an account cannot receive a cash-out by `method`, or null. */
@@ -359,9 +331,8 @@ async function accountProblem(ctx: ServiceScope, account: AccountRow, method: Ca
   if (method === 'INSTANT' && account.subtype !== 'KEY') return 'INSTANT goes only to a KEY (Bre-B) account';
   if (method !== 'INSTANT' && account.subtype === 'KEY') return 'a KEY (Bre-B) account receives INSTANT cash-outs only';
   if (method === 'INSTANT' && customerType !== 'natural') return 'INSTANT goes only to a natural person';
-  if (method === 'TURBO') {
-    const bank = account.bank_id ? await findBank(ctx.db, account.bank_id) : undefined;
-    if (!bank || !offersTurbo(bank.code)) return `${bank?.name ?? 'the bank'} does not take TURBO cash-outs (GET /v1/banks lists which do); use ACH`;
+  if (method === 'TURBO' && !(account.bank_code && offersTurbo(account.bank_code))) {
+    return `${account.bank_name ?? 'the bank'} does not take TURBO cash-outs (GET /v1/banks lists which do); use ACH`;
   }
   return null;
 }
@@ -608,14 +579,7 @@ export async function cashOutBalance(
     .executeTakeFirstOrThrow();
   const refused = rail.beneficiaryProblem?.(beneficiaryOf('ACH', account, holder));
   if (refused) throw validationError({ [refused.field === 'customer_id' ? 'account_id' : refused.field]: [refused.message] });
-  const own = await ctx.db
-    .selectFrom('ledger_accounts')
-    .select('balance')
-    .$call(inTenant(ctx))
-    .where('kind', '=', 'company_available')
-    .where('currency', '=', 'COP')
-    .executeTakeFirst();
-  const available = own ? BigInt(own.balance) : 0n;
+  const available = await companyAvailableBalance(ctx.db, ctx);
   if (body.amount == null && available === 0n) throw new ApiError('balance_is_empty');
   // Without amount: the whole available balance, under the same rules as an amount sent.
   const errors: FieldErrors = {};
@@ -702,7 +666,10 @@ export async function findCashoutByNetworkId(
   const row = await db
     .selectFrom('cashouts')
     .select(['id', 'company_id', 'environment', 'status'])
-    .where((eb) => eb.or([eb('network_id', 'in', ids), eb('id', 'in', ids.filter((id) => CASHOUT_ID.test(id)).concat(['']))]))
+    .where((eb) => {
+      const cashoutIds = ids.filter((id) => CASHOUT_ID.test(id));
+      return eb.or([eb('network_id', 'in', ids), ...(cashoutIds.length ? [eb('id', 'in', cashoutIds)] : [])]);
+    })
     .executeTakeFirst();
   return row ? { id: row.id, companyId: row.company_id, environment: row.environment, status: row.status } : undefined;
 }

@@ -809,6 +809,18 @@ export async function customerWalletBalance(db: Executor, scope: Tenant, custome
   return row ? BigInt(row.balance) : 0n;
 }
 
+/** The company's own available balance in minor units (what a cash-out of the balance can hold; 0 when none). */
+export async function companyAvailableBalance(db: Executor, scope: Tenant, currency = 'COP'): Promise<bigint> {
+  const row = await db
+    .selectFrom('ledger_accounts')
+    .select('balance')
+    .$call(inTenant(scope))
+    .where('currency', '=', currency)
+    .where('kind', '=', 'company_available')
+    .executeTakeFirst();
+  return row ? BigInt(row.balance) : 0n;
+}
+
 /** A transaction of the company by id or by (kind, source), with its entries; null when absent. */
 export async function findTransaction(
   db: Executor,
