@@ -13,7 +13,7 @@
 // connections when the runner answers { type: 'close' }.
 import { openDatabase } from '../src/platform/db/database.ts';
 import type { Environment } from '../src/platform/db/schema.ts';
-import { addEventSink, emitEvent } from '../src/platform/outbox/outbox.ts';
+import { emitEvent, EventSinks } from '../src/platform/outbox/outbox.ts';
 import { webhookFanOut } from '../src/modules/webhooks/fanout.ts';
 
 /** application_name of the producer's connections (the runner splits PostgreSQL CPU by it). */
@@ -74,7 +74,8 @@ function send(message: unknown): Promise<void> {
   });
 }
 
-addEventSink(webhookFanOut);
+const eventSinks = new EventSinks();
+eventSinks.add(webhookFanOut);
 const database = await openDatabase({ databaseUrl: spec.databaseUrl, poolSize: spec.maxInFlight, applicationName: PRODUCER_APP });
 let stopping = false;
 process.on('SIGTERM', () => {
@@ -106,7 +107,7 @@ async function main(): Promise<ProducerSummary> {
           const data: Record<string, unknown> = { object: 'balance', seq: seq++, sent_at: sentAt };
           if (warmup) data.warmup = true;
           const event = await emitEvent(
-            { companyId: spec.companyId, environment: spec.environment, db: trx },
+            { companyId: spec.companyId, environment: spec.environment, db: trx, deps: { eventSinks } },
             spec.eventType,
             data,
             new Date(sentAt),

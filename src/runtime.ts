@@ -8,6 +8,7 @@ import { JobQueue } from './platform/jobs/queue.ts';
 import { MetricsRegistry } from './platform/metrics.ts';
 import { createRails } from './rails/index.ts';
 import { TransitionListeners } from './platform/transitions.ts';
+import { EventSinks } from './platform/outbox/outbox.ts';
 import { DianDocumentBuilder } from './documents/dian/builder.ts';
 import { renderFiscalPdf } from './documents/dian/pdf.ts';
 import { dianConfigFromProfile } from './modules/fiscal/dian-config.ts';
@@ -116,7 +117,18 @@ export async function createRuntime(
     },
   });
   const documents = new DianDocumentBuilder({ renderPdf: renderFiscalPdf });
-  const deps: AppDeps = { config, database, clock, logger, jobs, metrics, rails, documents, transitions: new TransitionListeners() };
+  const deps: AppDeps = {
+    config,
+    database,
+    clock,
+    logger,
+    jobs,
+    metrics,
+    rails,
+    documents,
+    transitions: new TransitionListeners(),
+    eventSinks: new EventSinks(),
+  };
   registerJobHandlers(deps);
   return {
     deps,

@@ -50,8 +50,7 @@ export function startControlSocket(runtime: Runtime, socketPath: string, keys: K
       }
       if (req.method === 'POST' && req.url === '/fiscal-profile/show') return send(200, await showFiscalProfile(db, input));
       if (req.method === 'POST' && req.url === '/fiscal-profile/set') return send(200, await setFiscalProfile(db, input, now));
-      if (req.method === 'POST' && req.url === '/fiscal/import-ranges')
-        return send(200, await importRanges(db, input, { clock: runtime.deps.clock }));
+      if (req.method === 'POST' && req.url === '/fiscal/import-ranges') return send(200, await importRanges(db, input, runtime.deps));
       if (req.method === 'POST' && req.url === '/connectors/show') return send(200, await showConnector(runtime.deps, db, input));
       if (req.method === 'POST' && req.url === '/connectors/set') {
         const out = await setConnector(runtime.deps, db, input, now);

@@ -27,7 +27,16 @@ test(
       const ids: string[] = [];
       await h.runtime.deps.database.db.transaction().execute(async (trx) => {
         for (let i = 0; i < 300; i++)
-          ids.push((await emitEvent({ companyId: co.company.id, environment: 'test', db: trx }, 'balance.updated', { n: i }, new Date())).id);
+          ids.push(
+            (
+              await emitEvent(
+                { companyId: co.company.id, environment: 'test', db: trx, deps: h.runtime.deps },
+                'balance.updated',
+                { n: i },
+                new Date(),
+              )
+            ).id,
+          );
       });
       rx.mode = { status: 200, delayMs: 15 };
 

@@ -268,7 +268,7 @@ async function run(argv: string[]): Promise<void> {
     let live = false;
     const out = await withDatabase<ImportRangesOutput>('/fiscal/import-ranges', input, (deps) => {
       live = true;
-      return importRanges(deps.database.db, input, { clock: deps.clock }, progress);
+      return importRanges(deps.database.db, input, deps, progress);
     });
     // Through the server's control socket the progress comes back with the answer.
     if (!live) for (const line of out.progress) progress(line);

@@ -7,6 +7,7 @@ import type { Database, Executor } from './db/database.ts';
 import type { Environment } from './db/schema.ts';
 import type { Tenant } from './scope.ts';
 import type { TransitionListeners } from './transitions.ts';
+import type { EventSinks } from './outbox/outbox.ts';
 import type { JobQueue } from './jobs/queue.ts';
 import type { MetricsRegistry } from './metrics.ts';
 
@@ -24,6 +25,8 @@ export interface AppDeps {
   documents: DocumentBuilder;
   /** Reactions of one module to another's status changes, in the same transaction (this runtime's). */
   transitions: TransitionListeners<ServiceScope>;
+  /** What reacts to every event inside the emitting transaction (webhook fan-out), this runtime's. */
+  eventSinks: EventSinks;
 }
 
 /**
@@ -58,7 +61,8 @@ export interface RequestContext extends Caller {
   notifyWorkers(): void;
   /**
    * POST: commits the request's transaction now, with its idempotency claim still in progress
-   * (docs/platform.md); afterwards `db` is the pool and the response is stored when it is sent.
+   * (docs/platform.md); afterwards `db` refuses every use (the code after an outside call names its
+   * executor: the settle transaction or the pool) and the response is stored when it is sent.
    * For operations that must record something before an external call (charges). `resourceId`
    * names what was recorded: a retry of the key after a failure answers it (the route's
    * `config.recover`) and never runs the operation again. No-op outside idempotent POSTs.

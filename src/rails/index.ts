@@ -61,9 +61,18 @@ export type MessageStatusListener = (
 export interface Rails {
   test: { messaging: SandboxMessaging; email: SandboxEmail };
   live: RailSet;
-  /** `test` or `live`, by the environment of the request's key. */
-  for(environment: RailEnvironment): RailSet;
-  /** Listens to message outcomes of both environments; returns a function that stops listening. */
+  /**
+   * The contact rails (messaging, e-mail) of a company's environment: the company's own providers
+   * when some are installed (its WhatsApp Business number, its SMTP relay), else the environment's
+   * (`test` always the sandboxes).
+   */
+  contact(scope: RailScope): RailSet;
+  /**
+   * Gives one company's environment its own contact rails (only the ports given replace the
+   * environment's); their status reports reach onMessageStatus too. Returns the uninstaller.
+   */
+  installContact(scope: RailScope, set: Partial<RailSet>): () => void;
+  /** Listens to message outcomes of every contact rail; returns a function that stops listening. */
   onMessageStatus(listener: MessageStatusListener): () => void;
   /**
    * The money rails' sandbox adapters (test keys). Tests may replace one (a failing or slow rail)
@@ -89,6 +98,10 @@ export interface Rails {
   serves(scope: RailScope, rail: MoneyRail): Promise<boolean>;
   /** Closes every rail: waits for sends under way, drops sandbox outcomes not yet reported. */
   close(): Promise<void>;
+}
+
+function contactKey(scope: RailScope): string {
+  return `${scope.companyId}\u0000${scope.environment}`;
 }
 
 export type RailsConfig = Pick<
@@ -169,6 +182,10 @@ export function createRails(
       })
     : null;
   const connectors = new ConnectorRegistry(stored);
+  // Companies' own contact rails, and who listens to message outcomes (they hear those rails too).
+  const companyContact = new Map<string, RailSet>();
+  const hookedMessaging = new Map<MessagingPort, RailEnvironment>();
+  const statusListeners: MessageStatusListener[] = [];
   const taxAuthority = createTaxAuthorities({
     clock: opts.clock ?? systemClock,
     sandboxDelayMs: config.sandboxStampDelayMs,
@@ -185,15 +202,31 @@ export function createRails(
     async serves(scope, rail) {
       return scope.environment === 'test' || (await connectors.find(scope, rail)) !== null;
     },
-    for: (environment) => (environment === 'live' ? live : test),
+    contact: (scope) => companyContact.get(contactKey(scope)) ?? (scope.environment === 'live' ? live : test),
+    installContact(scope, set) {
+      const key = contactKey(scope);
+      const installed: RailSet = { ...(scope.environment === 'live' ? live : test), ...set };
+      companyContact.set(key, installed);
+      const hooked = set.messaging ? statusListeners.map((l) => set.messaging!.onStatus((id, s, d) => l(id, s, d, scope.environment))) : [];
+      if (set.messaging) hookedMessaging.set(set.messaging, scope.environment);
+      return () => {
+        if (companyContact.get(key) === installed) companyContact.delete(key);
+        if (set.messaging) hookedMessaging.delete(set.messaging);
+        hooked.forEach((off) => off());
+      };
+    },
     onMessageStatus(listener) {
-      const offs = (['test', 'live'] as const).map((env) =>
-        (env === 'live' ? live : test).messaging.onStatus((id, status, detail) => listener(id, status, detail, env)),
-      );
-      return () => offs.forEach((off) => off());
+      statusListeners.push(listener);
+      const sources: [MessagingPort, RailEnvironment][] = [[test.messaging, 'test'], [live.messaging, 'live'], ...hookedMessaging];
+      const offs = sources.map(([port, env]) => port.onStatus((id, status, detail) => listener(id, status, detail, env)));
+      return () => {
+        statusListeners.splice(statusListeners.indexOf(listener), 1);
+        offs.forEach((off) => off());
+      };
     },
     async close() {
-      await Promise.all([test.messaging.close(), test.email.close(), live.messaging.close(), live.email.close()]);
+      const companies = [...companyContact.values()].flatMap((set) => [set.messaging.close(), set.email.close()]);
+      await Promise.all([test.messaging.close(), test.email.close(), live.messaging.close(), live.email.close(), ...companies]);
     },
   };
 }

@@ -69,9 +69,31 @@ describe('rails configuration and factory', () => {
       assert.ok(rails.live.email instanceof SandboxEmail);
       assert.notEqual(rails.live.messaging, rails.test.messaging);
       assert.notEqual(rails.live.email, rails.test.email);
-      assert.equal(rails.for('test'), rails.test);
-      assert.equal(rails.for('live'), rails.live);
+      assert.equal(rails.contact({ companyId: 'co_a', environment: 'test' }), rails.test);
+      assert.equal(rails.contact({ companyId: 'co_a', environment: 'live' }), rails.live);
     } finally {
+      await rails.close();
+    }
+  });
+
+  test("a company's own contact rails serve only that company and environment; their reports are heard", async () => {
+    const rails = createRails(loadConfig({ MESSAGING_SANDBOX_DELAY_MS: '0' }), logger);
+    const own = new SandboxMessaging({ delayMs: 0, logger });
+    const heard: [string, RailEnvironment, string | undefined][] = [];
+    rails.onMessageStatus((_id, status, detail, env) => void heard.push([status, env, detail.reference]));
+    try {
+      const uninstall = rails.installContact({ companyId: 'co_own', environment: 'live' }, { messaging: own });
+      assert.equal(rails.contact({ companyId: 'co_own', environment: 'live' }).messaging, own);
+      assert.equal(rails.contact({ companyId: 'co_own', environment: 'live' }).email, rails.live.email, "ports not given stay the environment's");
+      assert.equal(rails.contact({ companyId: 'co_own', environment: 'test' }).messaging, rails.test.messaging);
+      assert.equal(rails.contact({ companyId: 'co_other', environment: 'live' }).messaging, rails.live.messaging);
+      await rails.contact({ companyId: 'co_own', environment: 'live' }).messaging.send({ to: '+573001111111', text: 'x', reference: 'own' });
+      await own.idle();
+      assert.deepEqual(heard, [['replied', 'live', 'own']]);
+      uninstall();
+      assert.equal(rails.contact({ companyId: 'co_own', environment: 'live' }).messaging, rails.live.messaging);
+    } finally {
+      await own.close();
       await rails.close();
     }
   });
@@ -96,8 +118,12 @@ describe('rails configuration and factory', () => {
     const heard: [string, string, RailEnvironment, string | undefined][] = [];
     const off = rails.onMessageStatus((id, status, detail, env) => void heard.push([id, status, env, detail.reference]));
     try {
-      const t = await rails.for('test').messaging.send({ to: '+573000000000', text: 'x', reference: 'in-test' });
-      const l = await rails.for('live').messaging.send({ to: '+573001111111', text: 'x', reference: 'in-live' });
+      const t = await rails
+        .contact({ companyId: 'co_a', environment: 'test' })
+        .messaging.send({ to: '+573000000000', text: 'x', reference: 'in-test' });
+      const l = await rails
+        .contact({ companyId: 'co_a', environment: 'live' })
+        .messaging.send({ to: '+573001111111', text: 'x', reference: 'in-live' });
       await Promise.all([rails.test.messaging.idle(), (rails.live.messaging as SandboxMessaging).idle()]);
       assert.deepEqual(
         heard.sort((a, b) => a[3]!.localeCompare(b[3]!)),

@@ -224,7 +224,9 @@ function sendRecorded(
     },
     call: async ({ row, send }) => {
       if (!send) return null;
-      const rail = await scope.deps.rails.money(scope, 'payout');
+      // After the commit: connector settings are read on the pool, named here.
+      const tenant = { companyId: scope.companyId, environment: scope.environment, db: scope.deps.database.db };
+      const rail = await scope.deps.rails.money(tenant, 'payout');
       return rail.send(await payoutRequest(scope.deps, row));
     },
     settle: async (trx, { row }, outcome) => (outcome ? settlePayout(trx, { ...scope, db: trx }, row.id, outcome) : row),

@@ -1,12 +1,8 @@
-import type { Clock } from '../../platform/clock.ts';
+import type { AppDeps } from '../../platform/context.ts';
 import { inTransaction, type Executor } from '../../platform/db/database.ts';
 import type { Environment } from '../../platform/db/schema.ts';
 import { OperatorInputError } from '../companies/service.ts';
-import { dianClientFor } from '../../rails/tax-authority/dian-authority.ts';
-import { fetchNumberingRanges, NumberingRangeError, type ImportedRange } from '../../rails/tax-authority/import-ranges.ts';
-import { DianConfigError } from '../../rails/tax-authority/live.ts';
-import { dianConfigFromProfile } from './dian-config.ts';
-import { DianCallError } from '../../rails/tax-authority/soap-client.ts';
+import { DianCallError, DianConfigError, NumberingRangeError, type ImportedRange, type NumberingRangesAnswer } from '../../rails/index.ts';
 import { bogotaDate, isCalendarDate } from './dates.ts';
 import { scopeOf } from './operator.ts';
 import { ensureDefaultResolutions, toResolutionResponse, type ResolutionResponse } from './resolutions.ts';
@@ -14,9 +10,10 @@ import { insertDraftResolution } from './service.ts';
 import { inTenant } from '../../platform/scope.ts';
 
 /**
- * `recaudo fiscal import-ranges` (docs/dian-webservice.md "Importing numbering ranges"): reads the
- * company's numbering ranges from DIAN (GetNumberingRange, signed with the fiscal profile's
- * certificate, at the profile's endpoint) and loads each as an invoice resolution in `draft`, with
+ * `recaudo fiscal import-ranges` (docs/dian-webservice.md "Importing numbering ranges"): asks the
+ * tax-authority rail of the environment for the company's numbering ranges (live: DIAN's
+ * GetNumberingRange, signed with the fiscal profile's certificate, at the profile's endpoint; test:
+ * the sandbox authority, which holds DIAN's habilitación range) and loads each as an invoice resolution in `draft`, with
  * its technical key. Idempotent: a range whose resolution number and prefix are already loaded
  * (any status) is skipped, as are expired ranges and ranges this API cannot hold (a prefix
  * longer than 4 characters, bad dates). Activation stays a deliberate step
@@ -64,7 +61,7 @@ function invalidReason(r: ImportedRange): string | null {
 export async function importRanges(
   db: Executor,
   input: ImportRangesCommand,
-  deps: { clock: Clock; fetch?: typeof fetch },
+  deps: Pick<AppDeps, 'clock' | 'rails'>,
   onProgress: (line: string) => void = () => {},
 ): Promise<ImportRangesOutput> {
   const progress: string[] = [];
@@ -81,29 +78,25 @@ export async function importRanges(
   if (input.software_code !== undefined && !/^[0-9A-Za-z-]{1,100}$/.test(input.software_code))
     throw new OperatorInputError('--software-code must be the software id (letters, digits, dashes)');
 
-  let config: Awaited<ReturnType<typeof dianConfigFromProfile>>;
+  say(`asking the tax authority (${scope.environment}) for the numbering ranges of ${scope.companyId}...`);
+  let answer: NumberingRangesAnswer;
   try {
-    config = await dianConfigFromProfile(db, scope.companyId, scope.environment);
+    answer = await deps.rails.taxAuthority[scope.environment].numberingRanges({
+      companyId: scope.companyId,
+      environment: scope.environment,
+      accountCode: input.account_code,
+      accountCodeT: input.account_code_t,
+      softwareCode: input.software_code,
+    });
   } catch (error) {
     if (error instanceof DianConfigError)
       throw new OperatorInputError(`cannot call DIAN for ${scope.companyId} (${scope.environment}): ${error.problems.join('; ')}`);
-    throw error;
-  }
-  const params = {
-    accountCode: input.account_code ?? config.nit,
-    accountCodeT: input.account_code_t ?? input.account_code ?? config.nit,
-    softwareCode: input.software_code ?? config.softwareId,
-  };
-  say(`asking DIAN (${config.endpoint}) for the numbering ranges of NIT ${params.accountCode}, software ${params.softwareCode}...`);
-  let ranges: ImportedRange[];
-  try {
-    ranges = await fetchNumberingRanges(dianClientFor(config, { clock: deps.clock, fetch: deps.fetch }), params);
-  } catch (error) {
     if (error instanceof NumberingRangeError || error instanceof DianCallError)
       throw new OperatorInputError(`DIAN GetNumberingRange failed: ${error.message}`);
     throw error;
   }
-  say(`DIAN returned ${ranges.length} range(s)`);
+  const { params, ranges } = answer;
+  say(`DIAN returned ${ranges.length} range(s) (${answer.endpoint}, NIT ${params.accountCode}, software ${params.softwareCode})`);
 
   const now = deps.clock.now();
   const today = bogotaDate(now);

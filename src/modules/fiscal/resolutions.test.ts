@@ -29,7 +29,7 @@ describe('fiscal resolutions', () => {
   });
   after(() => h.close());
 
-  const scopeOf = (c: Company, environment: 'test' | 'live' = 'test') => ({ companyId: c.company.id, environment });
+  const scopeOf = (c: Company, environment: 'test' | 'live' = 'test') => ({ companyId: c.company.id, environment, deps: h.runtime.deps });
   const allocate = (c: Company, type: 'invoice' | 'credit_note' = 'invoice', at = h.clock.now(), environment: 'test' | 'live' = 'test') =>
     h.runtime.deps.database.db.transaction().execute((trx) => allocateFolio(trx, scopeOf(c, environment), type, at));
 

@@ -1,11 +1,12 @@
 import type { Selectable, Transaction } from 'kysely';
 import type { Executor } from '../../platform/db/database.ts';
 import { inTransaction } from '../../platform/db/database.ts';
-import type { DB, Environment } from '../../platform/db/schema.ts';
+import type { DB } from '../../platform/db/schema.ts';
 import { prefixedId } from '../../platform/ids.ts';
-import { emitEvent } from '../../platform/outbox/outbox.ts';
+import { emitEvent, type EmitterScope } from '../../platform/outbox/outbox.ts';
 import { iso, inTenant, type Tenant } from '../../platform/scope.ts';
 import type { FiscalResolutionData } from '../../documents/dian/model.ts';
+import { HABILITACION_RANGE } from '../../rails/index.ts';
 import { addDays, bogotaDate } from './dates.ts';
 import type { DocumentType, FiscalResolutionsTable } from './tables.ts';
 import './tables.ts';
@@ -32,13 +33,13 @@ export const EXPIRING_DAYS = 30;
 export const DEFAULT_TEST_RESOLUTIONS = [
   {
     document_type: 'invoice' as const,
-    number: '18760000001',
-    prefix: 'SETP',
-    from: 990_000_000,
-    to: 995_000_000,
-    valid_from: '2019-01-19',
-    valid_until: '2030-01-19',
-    technical_key: 'fc8eac422eba16e22ffd8c6f94b3f40a6e38162c',
+    number: HABILITACION_RANGE.number,
+    prefix: HABILITACION_RANGE.prefix,
+    from: HABILITACION_RANGE.from,
+    to: HABILITACION_RANGE.to,
+    valid_from: HABILITACION_RANGE.validFrom,
+    valid_until: HABILITACION_RANGE.validUntil,
+    technical_key: HABILITACION_RANGE.technicalKey,
   },
   {
     document_type: 'credit_note' as const,
@@ -152,7 +153,7 @@ export function expiringAlertDate(validUntil: string): string {
  * Emits the alerts due on a locked active resolution, each once: 80 % and 95 % of the range used,
  * and 30 days before valid_until. Runs in the caller's transaction (allocation or the expiry job).
  */
-export async function emitDueAlerts(trx: Transaction<DB>, scope: Tenant, row: ResolutionRow, at: Date): Promise<ResolutionRow> {
+export async function emitDueAlerts(trx: Transaction<DB>, scope: EmitterScope, row: ResolutionRow, at: Date): Promise<ResolutionRow> {
   let current = row;
   const size = BigInt(row.to_folio) - BigInt(row.from_folio) + 1n;
   const used = BigInt(row.next_folio) - BigInt(row.from_folio);
@@ -180,7 +181,8 @@ export async function emitDueAlerts(trx: Transaction<DB>, scope: Tenant, row: Re
     .returningAll()
     .executeTakeFirstOrThrow();
   const data = toResolutionResponse(current);
-  for (const e of events) await emitEvent({ ...scope, db: trx }, e.type, { ...data, ...e.extra }, at);
+  for (const e of events)
+    await emitEvent({ companyId: scope.companyId, environment: scope.environment, deps: scope.deps, db: trx }, e.type, { ...data, ...e.extra }, at);
   return current;
 }
 
@@ -199,7 +201,7 @@ export interface AllocatedFolio {
  */
 export async function allocateFolio(
   trx: Executor,
-  scope: { companyId: string; environment: Environment },
+  scope: EmitterScope,
   documentType: 'invoice' | 'credit_note',
   at: Date,
 ): Promise<AllocatedFolio | null> {
@@ -235,7 +237,7 @@ export async function allocateFolio(
 }
 
 /** The expiry job of one resolution (scheduled at activation for valid_until − 30 days). */
-export async function checkExpiry(db: Executor, scope: Tenant, resolutionId: string, at: Date): Promise<void> {
+export async function checkExpiry(db: Executor, scope: EmitterScope, resolutionId: string, at: Date): Promise<void> {
   await inTransaction(db, async (trx) => {
     const row = await trx
       .selectFrom('fiscal_resolutions')

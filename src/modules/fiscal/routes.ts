@@ -82,7 +82,7 @@ export function fiscalRoutes(app: FastifyInstance): void {
 
 export function registerFiscalJobs(deps: AppDeps): void {
   deps.jobs.register(EXPIRY_JOB, async (payload) => {
-    const scope = { companyId: String(payload.company_id), environment: payload.environment as Environment };
+    const scope = { companyId: String(payload.company_id), environment: payload.environment as Environment, deps };
     await checkExpiry(deps.database.db, scope, String(payload.resolution_id), deps.clock.now());
   });
 }

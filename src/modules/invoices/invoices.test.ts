@@ -5,7 +5,7 @@ import { expectScoped } from '../../../test/auth-matrix.ts';
 import { drainJobs, eventsOf, invoiceableCustomer, LINES } from '../../../test/support/invoices.ts';
 import { runStamping } from './stamping.ts';
 import { readAttachedDocument } from '../../documents/dian/attached-document.ts';
-import type { SubmitInput } from '../../rails/tax-authority/port.ts';
+import type { NumberingRangesQuery, SubmitInput } from '../../rails/tax-authority/port.ts';
 
 describe('invoices', () => {
   let h: Harness;
@@ -302,6 +302,7 @@ describe('invoices', () => {
         calls.push(`status:${input.trackId === input.built.identityCode ? 'identity' : 'track'}`);
         return real.status(input);
       },
+      numberingRanges: (query: NumberingRangesQuery) => real.numberingRanges(query),
     };
     h.runtime.deps.rails.taxAuthority.test = authority;
     try {

@@ -129,7 +129,7 @@ describe('live stamping through the DIAN web service (fake DIAN server)', () => 
   test('import-ranges loads DIAN ranges as draft resolutions with their technical keys, idempotently', async () => {
     const db = h.runtime.deps.database.db;
     const lines: string[] = [];
-    const first = await importRanges(db, { company: co.company.id, env: 'live' }, { clock: h.clock }, (l) => lines.push(l));
+    const first = await importRanges(db, { company: co.company.id, env: 'live' }, h.runtime.deps, (l) => lines.push(l));
     assert.equal(first.ranges_found, 2);
     assert.deepEqual(
       first.created.map((r) => [r.number, r.prefix, r.from, r.to, r.technical_key, r.status]),
@@ -148,7 +148,7 @@ describe('live stamping through the DIAN web service (fake DIAN server)', () => 
       [call.params.accountCode, call.params.accountCodeT, call.params.softwareCode],
       ['800197268', '800197268', '56f2ae4e-9812-4fad-9255-08fcfcd5ccb0'],
     );
-    const second = await importRanges(db, { company: co.company.id, env: 'live' }, { clock: h.clock });
+    const second = await importRanges(db, { company: co.company.id, env: 'live' }, h.runtime.deps);
     assert.equal(second.created.length, 0);
     assert.deepEqual(
       second.skipped.map((s) => [s.number, s.reason, s.resolution_id]),
@@ -158,9 +158,9 @@ describe('live stamping through the DIAN web service (fake DIAN server)', () => 
       ],
     );
     const bare = await h.company();
-    await assert.rejects(importRanges(db, { company: bare.company.id, env: 'live' }, { clock: h.clock }), /no fiscal profile/);
+    await assert.rejects(importRanges(db, { company: bare.company.id, env: 'live' }, h.runtime.deps), /no fiscal profile/);
     await assert.rejects(
-      importRanges(db, { company: co.company.id, env: 'live', account_code: '12ab' }, { clock: h.clock }),
+      importRanges(db, { company: co.company.id, env: 'live', account_code: '12ab' }, h.runtime.deps),
       /--account-code must be a NIT/,
     );
     const listed = (await co.req({ url: '/v1/fiscal-resolutions?filter[prefix]=SETP', env: 'live' })).body;
@@ -168,6 +168,17 @@ describe('live stamping through the DIAN web service (fake DIAN server)', () => 
     const activated = await co.req({ url: `/v1/fiscal-resolutions/${first.created[0].id}/activate`, env: 'live', body: {} });
     assert.equal(activated.status, 200, activated.raw);
     assert.equal(fake.refused.length, 0, fake.refused.join('\n'));
+  });
+
+  test('import-ranges in test asks the sandbox authority (never DIAN): its habilitación range is the one already loaded', async () => {
+    const calls = fake.callsOf('GetNumberingRange').length;
+    const out = await importRanges(h.runtime.deps.database.db, { company: co.company.id, env: 'test' }, h.runtime.deps);
+    assert.equal(out.ranges_found, 1);
+    assert.deepEqual(
+      out.skipped.map((s) => [s.number, s.prefix, s.reason]),
+      [['18760000001', 'SETP', 'already_loaded']],
+    );
+    assert.equal(fake.callsOf('GetNumberingRange').length, calls, 'the fake DIAN was not called');
   });
 
   test('accepted: invoice.stamped with the CUFE DIAN validated', async () => {

@@ -492,7 +492,7 @@ export async function sendStampedEmail(deps: AppDeps, payload: Record<string, un
   const issuer = await loadFiscalIssuer(db, scope);
   const what = s.kind === 'invoice' ? 'Factura electrónica' : 'Nota crédito electrónica';
   try {
-    await deps.rails.for(scope.environment).email.send({
+    await deps.rails.contact(scope).email.send({
       to: customer.email,
       subject: `${what} ${s.number}${issuer ? ` de ${issuer.legalName}` : ''}`,
       text: `${what} ${s.number}.\n${s.kind === 'invoice' ? 'CUFE' : 'CUDE'}: ${s.identity_code}\nTotal: ${invoice.currency} ${dianAmount(s.total)}\n\nAdjuntamos ${s.attached_document ? 'el documento electrónico con su validación de la DIAN (AttachedDocument, XML)' : 'el documento electrónico (XML)'} y su representación gráfica (PDF).`,

@@ -40,7 +40,7 @@ export async function sendBalanceNotice(deps: AppDeps, payload: Record<string, u
     if (!closed) return;
     const figures = (await getBalances(trx, scope)).find((b) => b.currency === currency) ?? { currency, available: 0n, pending: 0n, held: 0n };
     await emitEvent(
-      { ...scope, db: trx },
+      { ...scope, db: trx, deps },
       'balance.updated',
       { currency, available: toPesos(figures.available), pending: toPesos(figures.pending), held: toPesos(figures.held) },
       now,

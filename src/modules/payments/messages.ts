@@ -168,7 +168,7 @@ async function changeMessage(
   if (event) {
     const payment = await loadPaymentRow(trx, scope, row.payment_id);
     await emitEvent(
-      { ...scope, db: trx },
+      { ...scope, db: trx, deps },
       `payment.message.${event}`,
       { ...toPaymentResponse(payment, deps.config.baseUrl), message: messageSummary(updated) },
       now,
@@ -223,7 +223,7 @@ export async function runSendMessage(deps: AppDeps, payload: Record<string, unkn
     });
   }
 
-  const rails = deps.rails.for(scope.environment as RailEnvironment);
+  const rails = deps.rails.contact(scope);
   let providerMessageId: string;
   try {
     if (message.channel === 'messaging') {

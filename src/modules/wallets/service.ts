@@ -7,7 +7,7 @@ import { ApiError, validationError } from '../../platform/errors/api-error.ts';
 import { prefixedId } from '../../platform/ids.ts';
 import { paginate, parseListQuery, type ListSpec } from '../../platform/lists/lists.ts';
 import { parseMinor, toPesos } from '../../platform/money.ts';
-import { emitEvent } from '../../platform/outbox/outbox.ts';
+import { emitEvent, type EventSinks } from '../../platform/outbox/outbox.ts';
 import { inTenant, iso, type Tenant } from '../../platform/scope.ts';
 import { formatAmount } from '../../rails/messages.ts';
 import { loadCustomer } from '../customers/service.ts';
@@ -126,7 +126,7 @@ export async function listWalletTransactions(ctx: RequestContext, customerId: st
 
 /** Who records: a company in one environment with a clock (a ServiceScope or a RequestContext is one). */
 export interface WalletScope extends Tenant {
-  deps: { clock: Clock };
+  deps: { clock: Clock; eventSinks: EventSinks };
   /** A request context wakes this process's workers once its transaction commits. */
   notifyWorkers?: () => void;
 }

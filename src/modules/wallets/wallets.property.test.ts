@@ -6,7 +6,7 @@ import { createHarness, type Company, type Harness } from '../../../test/harness
 import { createCustomer } from '../../../test/support/cards.ts';
 import { ApiError } from '../../platform/errors/api-error.ts';
 import { auditLedger, holdPayout, recordCollection, releaseHold, type LedgerScope } from '../ledger/service.ts';
-import { recordWalletReturn, recordWalletWithdrawal } from './service.ts';
+import { recordWalletReturn, recordWalletWithdrawal, type WalletScope } from './service.ts';
 
 /**
  * Property test of customer wallets (docs/wallets.md): random sequences of company collections,
@@ -48,7 +48,7 @@ describe('customer wallets (property)', () => {
     await fc.assert(
       fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 15 }), async (ops) => {
         const co: Company = await h.company('Propiedad Billetera SAS');
-        const scope: LedgerScope = { companyId: co.company.id, environment: 'test', deps: h.runtime.deps };
+        const scope: LedgerScope & WalletScope = { companyId: co.company.id, environment: 'test', deps: h.runtime.deps };
         const customers: string[] = [];
         for (let i = 0; i < CUSTOMERS; i++) customers.push(await createCustomer(co, 'test', `Cliente${i}`));
         const db = h.runtime.deps.database.db;

@@ -5,11 +5,11 @@ import { ENGINE, createHarness, expectError, expectValidation, send, type Compan
 import { expectScoped } from '../../../test/auth-matrix.ts';
 import { createCustomer } from '../../../test/support/cards.ts';
 import { auditLedger, customerWalletBalance, holdPayout, recordCollection, releaseHold, type LedgerScope } from '../ledger/service.ts';
-import { confirmWalletWithdrawal, recordWalletReturn, recordWalletWithdrawal } from './service.ts';
+import { confirmWalletWithdrawal, recordWalletReturn, recordWalletWithdrawal, type WalletScope } from './service.ts';
 
 /** Customer wallets (docs/wallets.md): GET /customers/{id}/balance, POST and GET /customers/{id}/transactions. */
 
-function scope(h: Harness, co: Company, environment: 'test' | 'live' = 'test'): LedgerScope {
+function scope(h: Harness, co: Company, environment: 'test' | 'live' = 'test'): LedgerScope & WalletScope {
   return { companyId: co.company.id, environment, deps: h.runtime.deps };
 }
 

@@ -14,7 +14,7 @@ const hook = (url: string, events = ['payment.created']) => ({ name: 'Hook', url
 async function emit(h: Harness, co: Company, type: string, count = 1): Promise<void> {
   await h.runtime.deps.database.db.transaction().execute(async (trx) => {
     for (let i = 0; i < count; i++)
-      await emitEvent({ companyId: co.company.id, environment: 'test', db: trx }, type, { id: `obj_${i}` }, h.clock.now());
+      await emitEvent({ companyId: co.company.id, environment: 'test', db: trx, deps: h.runtime.deps }, type, { id: `obj_${i}` }, h.clock.now());
   });
 }
 

@@ -2,7 +2,6 @@ import { z } from 'zod';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { AppDeps } from '../../platform/context.ts';
-import { addEventSink } from '../../platform/outbox/outbox.ts';
 import { errorResponses } from '../../platform/http/openapi.ts';
 import { listPath } from '../../platform/http/urls.ts';
 import { listEnvelopeSchema, listQuerySchema } from '../../platform/lists/lists.ts';
@@ -27,7 +26,7 @@ const wrapped = <T extends z.ZodType>(schema: T) => z.object({ data: schema });
 
 /** Wires the module's background side: fan-out at emit time and the delivery loop. */
 export function registerWebhookWorkers(deps: AppDeps): WebhookDispatcher {
-  addEventSink(webhookFanOut);
+  deps.eventSinks.add(webhookFanOut);
   const dispatcher = new WebhookDispatcher(deps);
   deps.jobs.attach(dispatcher.poller);
   return dispatcher;

@@ -16,7 +16,7 @@ async function emit(h: Harness, co: Company, type: string, count = 1, env: 'test
   await h.runtime.deps.database.db.transaction().execute(async (trx) => {
     for (let i = 0; i < count; i++) {
       const e = await emitEvent(
-        { companyId: co.company.id, environment: env, db: trx },
+        { companyId: co.company.id, environment: env, db: trx, deps: h.runtime.deps },
         type,
         { id: `obj_${i}`, n: i, note: 'ñandú ✓' },
         h.clock.now(),

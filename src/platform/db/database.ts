@@ -154,6 +154,19 @@ function openPostgres(opts: OpenOptions): Database {
   };
 }
 
+/**
+ * The executor of a request whose transaction was committed before an outside call
+ * (runOutsideCall's step 2). It refuses every use, so code after the call cannot run on a finished
+ * transaction or silently on the pool: it names its executor (its settle transaction, or the pool)
+ * explicitly.
+ */
+export function committedExecutor(): Executor {
+  const refuse = (): never => {
+    throw new Error('the request transaction was committed before an outside call: pass the settle transaction or deps.database.db explicitly');
+  };
+  return new Proxy({} as Executor, { get: refuse, has: refuse, apply: refuse });
+}
+
 /** Runs fn in a transaction, joining the caller's transaction when there already is one. */
 export async function inTransaction<T>(executor: Executor, fn: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
   if (executor.isTransaction) return fn(executor as Transaction<DB>);

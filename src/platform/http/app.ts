@@ -21,6 +21,7 @@ import {
 import { MemoryRateLimiter, PostgresRateLimiter, type RateLimiter } from '../rate-limit/rate-limit.ts';
 import { jsonTooDeep, MAX_BODY_DEPTH } from './body-depth.ts';
 import { bearerTokenMatches } from '../auth/tokens.ts';
+import { committedExecutor } from '../db/database.ts';
 
 export type AuthMode = 'secret' | 'publishable' | 'none';
 
@@ -329,7 +330,8 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
             const state = req.idempotency;
             if (!state || state.settled || state.detachedAt) return;
             await detachIdempotency(deps, state, caller, resourceId ?? null);
-            req.ctx.db = deps.database.db;
+            // The transaction is over: ctx.db refuses further use rather than becoming the pool unseen.
+            req.ctx.db = committedExecutor();
             // What the request wrote so far is committed: its after-commit work is due now.
             for (const task of tasks.splice(0)) {
               try {

@@ -6,6 +6,8 @@ import { prefixedId } from '../ids.ts';
 
 export interface EventScope extends Tenant {
   db: Executor;
+  /** Where this runtime's sinks are registered (AppDeps.eventSinks). */
+  deps: { eventSinks: EventSinks };
   /** A request context wakes this process's workers once its transaction commits. */
   notifyWorkers?: () => void;
 }
@@ -20,12 +22,25 @@ export interface OutboxEvent {
 
 /** Something that reacts to an event inside the emitting transaction (webhook fan-out). */
 export type EventSink = (trx: Transaction<DB>, scope: { companyId: string; environment: Environment }, event: OutboxEvent, at: Date) => Promise<void>;
-const sinks: EventSink[] = [];
+
+/** A tenant with its runtime's sinks: what may emit events (with a transaction as `db`). */
+export type EmitterScope = Tenant & { deps: { eventSinks: EventSinks } };
+
+/** The sinks of one runtime (AppDeps.eventSinks), never a process-global list. */
+export class EventSinks {
+  private readonly sinks: EventSink[] = [];
+
+  add(sink: EventSink): void {
+    if (!this.sinks.includes(sink)) this.sinks.push(sink);
+  }
+
+  async run(trx: Transaction<DB>, scope: Tenant, event: OutboxEvent, at: Date): Promise<void> {
+    for (const sink of this.sinks) await sink(trx, scope, event, at);
+  }
+}
+
 const notified = new WeakSet<object>();
 export const WORK_CHANNEL = 'recaudo_work';
-export function addEventSink(sink: EventSink): void {
-  if (!sinks.includes(sink)) sinks.push(sink);
-}
 
 /**
  * Writes an event into the outbox. Call it with the executor of the transaction that makes the
@@ -47,7 +62,7 @@ export async function emitEvent(scope: EventScope, type: string, data: Record<st
       created_at: at,
     })
     .execute();
-  for (const sink of sinks) await sink(scope.db as Transaction<DB>, scope, event, at);
+  await scope.deps.eventSinks.run(scope.db as Transaction<DB>, { companyId: scope.companyId, environment: scope.environment }, event, at);
   // Workers in other processes LISTEN: the notification is sent when (and only if) this commits.
   if (!notified.has(scope.db)) {
     notified.add(scope.db);

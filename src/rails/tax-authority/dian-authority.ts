@@ -1,6 +1,7 @@
 import { systemClock, type Clock } from '../../platform/clock.ts';
 import type { FiscalEnvironment, SigningCertificate } from '../../documents/dian/model.ts';
-import type { AuthorityOutcome, SubmitInput, TaxAuthority } from './port.ts';
+import { fetchNumberingRanges } from './import-ranges.ts';
+import type { AuthorityOutcome, NumberingRangesAnswer, NumberingRangesQuery, SubmitInput, TaxAuthority } from './port.ts';
 import { DianCallError, DianSoapClient } from './soap-client.ts';
 import { isAlreadyProcessed, rejectionReason, type DianResponse } from './soap-response.ts';
 import { CredentialsCache } from './ws-security.ts';
@@ -35,6 +36,8 @@ export interface DianCompanyConfig {
   timeoutMs: number;
   /** Software provider code for file names (`000` own software). Optional, additive. */
   providerCode?: string;
+  /** The issuer's NIT (digits): GetNumberingRange's default account codes. */
+  nit?: string;
 }
 
 export interface DianTaxAuthorityOptions {
@@ -88,10 +91,24 @@ export class DianTaxAuthority implements TaxAuthority {
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
   }
 
-  private async clientFor(input: SubmitInput): Promise<{ client: DianSoapClient; config: DianCompanyConfig }> {
+  private async clientFor(input: {
+    companyId: string;
+    environment: FiscalEnvironment;
+  }): Promise<{ client: DianSoapClient; config: DianCompanyConfig }> {
     const config = await this.options.resolveConfig(input.companyId, input.environment);
     const client = dianClientFor(config, { clock: this.clock, fetch: this.options.fetch, credentials: this.credentials });
     return { client, config };
+  }
+
+  async numberingRanges(query: NumberingRangesQuery): Promise<NumberingRangesAnswer> {
+    const { client, config } = await this.clientFor(query);
+    const accountCode = query.accountCode ?? config.nit ?? '';
+    const params = {
+      accountCode,
+      accountCodeT: query.accountCodeT ?? query.accountCode ?? config.nit ?? '',
+      softwareCode: query.softwareCode ?? config.softwareId,
+    };
+    return { endpoint: config.endpoint, params, ranges: await fetchNumberingRanges(client, params) };
   }
 
   async submit(input: SubmitInput): Promise<AuthorityOutcome> {

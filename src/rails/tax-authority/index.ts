@@ -4,7 +4,10 @@ import { LiveDianAuthority, noDianConfig } from './live.ts';
 import type { TaxAuthority } from './port.ts';
 import { SandboxTaxAuthority } from './sandbox.ts';
 
-export type { AuthorityOutcome, SubmitInput, TaxAuthority } from './port.ts';
+export type { AuthorityOutcome, NumberingRangesAnswer, NumberingRangesQuery, SubmitInput, TaxAuthority } from './port.ts';
+export { HABILITACION_RANGE } from './sandbox.ts';
+export { NumberingRangeError, type ImportedRange } from './import-ranges.ts';
+export { DianCallError } from './soap-client.ts';
 export { DianConfigError } from './live.ts';
 export type { DianCompanyConfig } from './dian-authority.ts';
 

@@ -1,6 +1,6 @@
 import type { Clock } from '../../platform/clock.ts';
 import type { FiscalEnvironment } from '../../documents/dian/model.ts';
-import type { AuthorityOutcome, SubmitInput, TaxAuthority } from './port.ts';
+import type { AuthorityOutcome, NumberingRangesAnswer, NumberingRangesQuery, SubmitInput, TaxAuthority } from './port.ts';
 import { DianTaxAuthority, type DianCompanyConfig, type DianTaxAuthorityOptions } from './dian-authority.ts';
 
 /**
@@ -35,6 +35,11 @@ export class LiveDianAuthority implements TaxAuthority {
       if (!(err instanceof DianConfigError)) throw err;
       return { status: 'rejected', trackId: input.built.identityCode, reason: err.message, messages: err.problems };
     }
+  }
+
+  /** Throws DianConfigError when the profile cannot call DIAN (the operator command says why). */
+  numberingRanges(query: NumberingRangesQuery): Promise<NumberingRangesAnswer> {
+    return this.inner.numberingRanges(query);
   }
 
   async status(input: SubmitInput & { trackId: string }): Promise<AuthorityOutcome> {

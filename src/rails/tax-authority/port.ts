@@ -1,4 +1,5 @@
 import type { BuiltDocument, FiscalDocument, FiscalEnvironment } from '../../documents/dian/model.ts';
+import type { ImportedRange } from './import-ranges.ts';
 
 /**
  * The tax authority rail (DIAN): it submits a built document and reports the outcome. Asynchronous
@@ -30,4 +31,27 @@ export interface TaxAuthority {
    * the real client uses only the track id.
    */
   status(input: SubmitInput & { trackId: string }): Promise<AuthorityOutcome>;
+  /**
+   * The numbering ranges the authority holds for the company and its software (DIAN's
+   * GetNumberingRange). Codes left out default to the company's configuration (its NIT, its
+   * software id). Throws when the configuration is unusable or the authority refuses.
+   */
+  numberingRanges(query: NumberingRangesQuery): Promise<NumberingRangesAnswer>;
+}
+
+export interface NumberingRangesQuery {
+  companyId: string;
+  environment: FiscalEnvironment;
+  /** The issuer's NIT (digits, no check digit). */
+  accountCode?: string;
+  /** The NIT of whoever operates the software (the issuer's for own software). */
+  accountCodeT?: string;
+  softwareCode?: string;
+}
+
+export interface NumberingRangesAnswer {
+  /** Where the ranges were read (progress lines). */
+  endpoint: string;
+  params: { accountCode: string; accountCodeT: string; softwareCode: string };
+  ranges: ImportedRange[];
 }

@@ -1,7 +1,8 @@
 import type { Clock } from '../../platform/clock.ts';
 import { makeApplicationResponse } from '../../documents/dian/attached-document.ts';
 import { RULES, verifyDianDocument, type DianRuleFailure } from '../../documents/dian/verify.ts';
-import type { AuthorityOutcome, SubmitInput, TaxAuthority } from './port.ts';
+import type { ImportedRange } from './import-ranges.ts';
+import type { AuthorityOutcome, NumberingRangesAnswer, NumberingRangesQuery, SubmitInput, TaxAuthority } from './port.ts';
 
 /**
  * The sandbox tax authority (docs/invoicing.md "Sandbox tax authority"): validates the real signed
@@ -13,8 +14,28 @@ import type { AuthorityOutcome, SubmitInput, TaxAuthority } from './port.ts';
  * submission time, and the outcome is re-derived from the input each time, so it survives a restart
  * and answers the same thing every time.
  */
+/**
+ * DIAN's habilitación numbering (reference/dian.md): the range every test-set document uses, and
+ * the one range the sandbox authority holds for any company.
+ */
+export const HABILITACION_RANGE: ImportedRange = {
+  number: '18760000001',
+  prefix: 'SETP',
+  from: 990_000_000,
+  to: 995_000_000,
+  validFrom: '2019-01-19',
+  validUntil: '2030-01-19',
+  technicalKey: 'fc8eac422eba16e22ffd8c6f94b3f40a6e38162c',
+};
+
 export class SandboxTaxAuthority implements TaxAuthority {
   constructor(private readonly opts: { clock: Clock; delayMs: number }) {}
+
+  async numberingRanges(query: NumberingRangesQuery): Promise<NumberingRangesAnswer> {
+    const accountCode = query.accountCode ?? 'sandbox';
+    const params = { accountCode, accountCodeT: query.accountCodeT ?? accountCode, softwareCode: query.softwareCode ?? 'sandbox' };
+    return { endpoint: 'sandbox', params, ranges: [{ ...HABILITACION_RANGE }] };
+  }
 
   async submit(input: SubmitInput): Promise<AuthorityOutcome> {
     const trackId = `${input.built.identityCode}.${this.opts.clock.now().getTime()}`;
