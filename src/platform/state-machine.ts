@@ -72,6 +72,16 @@ export class StateMachine<S extends string, A extends string> {
     return { from: this.sources(action), to: rows[0].to };
   }
 
+  /**
+   * The status a creation row gives, for a set-based insert (many rows, ON CONFLICT DO NOTHING) of
+   * a creation that emits nothing; one with events goes through insertWithTransition.
+   */
+  initial(action: A): S {
+    const t = this.require(null, action);
+    if (t.events.length) throw new Error(`${this.name}: ${action} emits events; insert it with insertWithTransition`);
+    return t.to;
+  }
+
   /** Every status the table names. */
   statuses(): S[] {
     return [...new Set(this.transitions.flatMap((t) => [...(t.from ?? []).filter((f): f is S => f !== null), t.to]))];

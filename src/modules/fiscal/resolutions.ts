@@ -8,6 +8,7 @@ import { iso, inTenant, type Tenant } from '../../platform/scope.ts';
 import type { FiscalResolutionData } from '../../documents/dian/model.ts';
 import { HABILITACION_RANGE } from '../../rails/index.ts';
 import { addDays, bogotaDate } from './dates.ts';
+import { RESOLUTION_MACHINE } from './lifecycle.ts';
 import type { DocumentType, FiscalResolutionsTable } from './tables.ts';
 import './tables.ts';
 
@@ -74,7 +75,7 @@ export async function ensureDefaultResolutions(db: Executor, scope: Tenant, now:
         valid_from: d.valid_from,
         valid_until: d.valid_until,
         technical_key: d.technical_key,
-        status: 'active' as const,
+        status: RESOLUTION_MACHINE.initial('provision'),
         next_folio: d.from,
         is_default: true,
         activated_at: now,

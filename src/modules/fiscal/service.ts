@@ -15,8 +15,9 @@ import {
   type ResolutionRow,
 } from './resolutions.ts';
 import type { CreateResolutionBody } from './schemas.ts';
-import { DOCUMENT_TYPES, RESOLUTION_STATUSES, type DocumentType, type ResolutionStatus } from './tables.ts';
-import { applyTransition, StateMachine } from '../../platform/state-machine.ts';
+import { DOCUMENT_TYPES, RESOLUTION_STATUSES, type DocumentType } from './tables.ts';
+import { applyTransition } from '../../platform/state-machine.ts';
+import { RESOLUTION_MACHINE } from './lifecycle.ts';
 
 export const EXPIRY_JOB = 'fiscal.resolution_expiry';
 export const RESOLUTION_ID = /^res_[0-9a-z]{26}$/;
@@ -85,7 +86,7 @@ export async function insertDraftResolution(
       valid_from: r.valid_from,
       valid_until: r.valid_until,
       technical_key: r.technical_key,
-      status: 'draft',
+      status: RESOLUTION_MACHINE.initial('create'),
       next_folio: r.from,
       activated_at: null,
       retired_at: null,
@@ -135,16 +136,6 @@ export async function listResolutions(ctx: RequestContext, query: Record<string,
  * prefix and document type; numbering continues after the highest folio that prefix already issued.
  * Activating the active resolution again answers it unchanged.
  */
-/**
- * A numbering resolution's lifecycle (docs/invoicing.md "Resolutions"): drafted, activated (which
- * retires the active one of its prefix and document type), retired; a retired one may be activated
- * again. Its events (expiring, exhausted alerts) come from its folios, not from these moves.
- */
-export const RESOLUTION_MACHINE = new StateMachine<ResolutionStatus, 'create' | 'activate' | 'retire'>('fiscal_resolution', [
-  { from: null, action: 'create', to: 'draft', events: [] },
-  { from: ['draft', 'retired'], action: 'activate', to: 'active', events: [] },
-  { from: ['active'], action: 'retire', to: 'retired', events: [] },
-]);
 
 export async function activateResolution(ctx: RequestContext, id: string): Promise<ResolutionResponse> {
   return inTransaction(ctx.db, async (trx) => {

@@ -9,7 +9,7 @@ import type { CreditNoteStatus, FiscalStatus, InvoiceStatus, StampingStatus } fr
 
 /** `status`: the invoice follows its payment (invoices listen to the payment machine). */
 export const INVOICE_MACHINE = new StateMachine<InvoiceStatus, 'create' | 'pay' | 'cancel' | 'refund'>('invoice', [
-  { from: null, action: 'create', to: 'CREATED', events: [] },
+  { from: null, action: 'create', to: 'CREATED', events: ['invoice.created'] },
   { from: ['CREATED'], action: 'pay', to: 'PAID', events: ['invoice.paid'] },
   { from: ['CREATED'], action: 'cancel', to: 'CANCELED', events: ['invoice.canceled'] },
   // A stamped invoice gets a credit note for what remains (service.ts); no event of its own.

@@ -6,11 +6,10 @@ import { ApiError, validationError, type FieldErrors } from '../../platform/erro
 import { isUuid, prefixedId } from '../../platform/ids.ts';
 import { paginate, parseListQuery } from '../../platform/lists/lists.ts';
 import { parseMinor, toPesos } from '../../platform/money.ts';
-import { emitEvent } from '../../platform/outbox/outbox.ts';
 import { normalizeMetadata } from '../../platform/validation.ts';
 import { createPaymentIn } from '../payments/service.ts';
 import { PAYMENT_MACHINE } from '../payments/lifecycle.ts';
-import { applyTransition } from '../../platform/state-machine.ts';
+import { applyTransition, insertWithTransition } from '../../platform/state-machine.ts';
 import { INVOICE_MACHINE } from './lifecycle.ts';
 import { resolveInvoiceLines, type ResolvedInvoice } from '../prices/lines.ts';
 import { issueCreditNoteIn, loadCreditNote } from './credit-notes.ts';
@@ -127,14 +126,12 @@ export async function createInvoice(ctx: RequestContext, body: CreateInvoiceBody
       external_id: id,
       metadata: metadata ?? null,
     });
-    const row = await trx
-      .insertInto('invoices')
-      .values({
-        company_id: ctx.companyId,
-        environment: ctx.environment,
+    const row = await insertWithTransition<InvoiceRow>(trx, scope, INVOICE_MACHINE, {
+      table: 'invoices',
+      action: 'create',
+      values: {
         id,
         mode: issued ? 'issued' : 'imported',
-        status: 'CREATED',
         fiscal_status: null,
         stamp_policy: policy,
         currency: resolved.currency,
@@ -157,11 +154,10 @@ export async function createInvoice(ctx: RequestContext, body: CreateInvoiceBody
         issue_date: null,
         created_at: now,
         updated_at: now,
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
+      },
+      present: (created) => ({ ...presentInvoice(created, [], ctx.deps.config.baseUrl), credit_notes: [] }),
+    });
     const response = presentInvoice(row, [], ctx.deps.config.baseUrl);
-    await emitEvent(scope, 'invoice.created', { ...response, credit_notes: [] }, now);
     // on_issue: submitted at creation; the response still shows fiscal_status null (SPEC.md).
     if (issued && policy === 'on_issue') await requestStamping(trx, scope, { kind: 'invoice', invoice: row }, { markPending: false });
     return response;

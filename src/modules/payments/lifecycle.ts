@@ -1,5 +1,5 @@
 import { StateMachine, type Transition } from '../../platform/state-machine.ts';
-import type { IntentStatus, PaymentStatus } from './tables.ts';
+import type { IntentStatus, PaymentMessageStatus, PaymentStatus } from './tables.ts';
 
 /**
  * The payment state machine (docs/payments.md). Every status change of a payment goes through
@@ -66,4 +66,18 @@ export const INTENT_MACHINE = new StateMachine<IntentStatus, IntentAction>('paym
   { from: null, action: 'start', to: 'in_progress', events: [] },
   { from: ['in_progress'], action: 'approve', to: 'approved', events: [] },
   { from: ['in_progress'], action: 'decline', to: 'declined', events: [] },
+]);
+
+/**
+ * A message that carries a payment to its payer (docs/payments.md "Delivery channel"): recorded
+ * pending, handed to the rail (sent; an e-mail accepted by the SMTP server counts as delivered),
+ * then the provider's reports. A reply may come at any time, and again with a new text.
+ */
+export type MessageAction = 'create' | 'hand_over' | 'deliver' | 'fail' | 'reply';
+export const MESSAGE_MACHINE = new StateMachine<PaymentMessageStatus, MessageAction>('payment_message', [
+  { from: null, action: 'create', to: 'pending', events: [] },
+  { from: ['pending'], action: 'hand_over', to: 'sent', events: [] },
+  { from: ['pending', 'sent'], action: 'deliver', to: 'delivered', events: ['payment.message.delivered'] },
+  { from: ['pending', 'sent'], action: 'fail', to: 'failed', events: ['payment.message.failed'] },
+  { from: ['pending', 'sent', 'delivered', 'failed', 'replied'], action: 'reply', to: 'replied', events: ['payment.message.replied'] },
 ]);

@@ -4,7 +4,7 @@ import type { Executor } from '../../platform/db/database.ts';
 import type { DB } from '../../platform/db/schema.ts';
 import { prefixedId } from '../../platform/ids.ts';
 import { paginate, parseListQuery } from '../../platform/lists/lists.ts';
-import { emitEvent, WORK_CHANNEL } from '../../platform/outbox/outbox.ts';
+import { WORK_CHANNEL } from '../../platform/outbox/outbox.ts';
 import { iso, inTenant, type Tenant } from '../../platform/scope.ts';
 import {
   EmailError,
@@ -19,11 +19,12 @@ import {
   type StatusDetail,
 } from '../../rails/index.ts';
 import { findTemplate, type TemplateRow } from '../templates/service.ts';
-import { RESENDABLE } from './lifecycle.ts';
+import { MESSAGE_MACHINE, RESENDABLE, type MessageAction } from './lifecycle.ts';
+import { applyTransition, insertWithTransition } from '../../platform/state-machine.ts';
 import { paymentLink, toPaymentResponse } from './present.ts';
 import { loadPayment, type PaymentRow } from './queries.ts';
 import { paymentMessagesList, type MessageResponse } from './schemas.ts';
-import type { MessageKind, PaymentMessagesTable } from './tables.ts';
+import type { MessageKind, PaymentMessagesTable, PaymentMessageStatus } from './tables.ts';
 import './tables.ts';
 
 /**
@@ -54,27 +55,24 @@ export async function recordMessage(
   const recipient = channel === 'messaging' ? payment.phone : payment.email;
   if (!recipient) return null;
   const now = scope.deps.clock.now();
-  const row = await trx
-    .insertInto('payment_messages')
-    .values({
-      company_id: scope.companyId,
-      environment: scope.environment,
+  const row = await insertWithTransition<MessageRow>(trx, scope, MESSAGE_MACHINE, {
+    table: 'payment_messages',
+    action: 'create',
+    values: {
       id: prefixedId('msg', now.getTime()),
       payment_id: payment.id,
       channel,
       kind,
       recipient,
       template_id: templateId,
-      status: 'pending',
       provider_message_id: null,
       error: null,
       reply_text: null,
       replied_at: null,
       created_at: now,
       updated_at: now,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+    },
+  });
   await scope.deps.jobs.enqueue(trx, SEND_MESSAGE_JOB, {
     company_id: scope.companyId,
     environment: scope.environment,
@@ -145,36 +143,49 @@ async function lockMessage(trx: Transaction<DB>, scope: Tenant, id: string): Pro
   return trx.selectFrom('payment_messages').selectAll().$call(inTenant(scope)).where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
+type MessagePatch = Partial<Pick<MessageRow, 'error' | 'reply_text' | 'replied_at' | 'provider_message_id' | 'attempts'>>;
+
 /**
- * Moves a message to `patch.status` and emits `payment.message.<status>` (the payment as the API
- * returns it, plus `message`), in the caller's transaction.
+ * Applies `action` of the message machine with `patch`, in the caller's transaction; its event
+ * (`payment.message.<status>`) carries the payment as the API returns it, plus `message`.
  */
-async function changeMessage(
+async function moveMessage(
   trx: Transaction<DB>,
   deps: AppDeps,
   scope: Tenant,
   row: MessageRow,
-  patch: Partial<Pick<MessageRow, 'status' | 'error' | 'reply_text' | 'replied_at' | 'provider_message_id' | 'attempts'>>,
-  event: MessageStatus | null,
+  action: MessageAction,
+  patch: MessagePatch,
 ): Promise<MessageRow> {
-  const now = deps.clock.now();
-  const updated = await trx
-    .updateTable('payment_messages')
-    .set({ ...patch, updated_at: now })
-    .$call(inTenant(scope))
-    .where('id', '=', row.id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
-  if (event) {
-    const payment = await loadPaymentRow(trx, scope, row.payment_id);
-    await emitEvent(
-      { ...scope, db: trx, deps },
-      `payment.message.${event}`,
-      { ...toPaymentResponse(payment, deps.config.baseUrl), message: messageSummary(updated) },
-      now,
-    );
-  }
+  const { row: updated } = await applyTransition(trx, { ...scope, db: trx, deps }, MESSAGE_MACHINE, {
+    table: 'payment_messages',
+    row,
+    action,
+    set: () => patch,
+    present: async (moved) => ({
+      ...toPaymentResponse(await loadPaymentRow(trx, scope, moved.payment_id), deps.config.baseUrl),
+      message: messageSummary(moved),
+    }),
+  });
   return updated;
+}
+
+/** Records what the rail said without a status change (its id, the attempts so far). */
+async function patchMessage(
+  db: Executor,
+  deps: AppDeps,
+  scope: Tenant,
+  id: string,
+  patch: MessagePatch,
+  onlyIf?: PaymentMessageStatus,
+): Promise<void> {
+  let q = db
+    .updateTable('payment_messages')
+    .set({ ...patch, updated_at: deps.clock.now() })
+    .$call(inTenant(scope))
+    .where('id', '=', id);
+  if (onlyIf) q = q.where('status', '=', onlyIf);
+  await q.execute();
 }
 
 /** Marks a pending message failed for good and emits payment.message.failed, in one transaction. */
@@ -182,7 +193,7 @@ async function failMessage(deps: AppDeps, scope: Tenant, id: string, reason: str
   await deps.database.db.transaction().execute(async (trx) => {
     const row = await lockMessage(trx, scope, id);
     if (!row || row.status !== 'pending') return;
-    await changeMessage(trx, deps, scope, row, { status: 'failed', error: reason, attempts }, 'failed');
+    await moveMessage(trx, deps, scope, row, 'fail', { error: reason, attempts });
   });
   deps.jobs.wake();
 }
@@ -254,13 +265,7 @@ export async function runSendMessage(deps: AppDeps, payload: Record<string, unkn
     const maxAttempts =
       (await db.selectFrom('jobs').select('max_attempts').where('id', '=', job.id).executeTakeFirst())?.max_attempts ?? job.attempts;
     if (retryable && job.attempts < maxAttempts) {
-      await db
-        .updateTable('payment_messages')
-        .set({ attempts: job.attempts, error: reason, updated_at: deps.clock.now() })
-        .$call(inTenant(scope))
-        .where('id', '=', id)
-        .where('status', '=', 'pending')
-        .execute();
+      await patchMessage(db, deps, scope, id, { attempts: job.attempts, error: reason }, 'pending');
       throw error;
     }
     await failMessage(deps, scope, id, retryable ? `gave up after ${job.attempts} attempts: ${reason}` : reason, job.attempts);
@@ -274,12 +279,12 @@ export async function runSendMessage(deps: AppDeps, payload: Record<string, unkn
     if (!row) return;
     const patch = { provider_message_id: row.provider_message_id ?? providerMessageId, attempts: job.attempts, error: null };
     if (row.status !== 'pending') {
-      await changeMessage(trx, deps, scope, row, patch, null);
+      await patchMessage(trx, deps, scope, id, patch);
       return;
     }
     // An e-mail accepted by the SMTP server is as delivered as Recaudo can know (no reports come back).
     const delivered = row.channel === 'email';
-    await changeMessage(trx, deps, scope, row, { ...patch, status: delivered ? 'delivered' : 'sent' }, delivered ? 'delivered' : null);
+    await moveMessage(trx, deps, scope, row, delivered ? 'deliver' : 'hand_over', patch);
     emitted = delivered;
   });
   if (emitted) deps.jobs.wake();
@@ -318,11 +323,12 @@ export async function applyMessageStatus(
       const repeated =
         row.status === 'replied' && row.reply_text === text && row.replied_at !== null && new Date(row.replied_at).getTime() === detail.at.getTime();
       if (repeated) return;
-      await changeMessage(trx, deps, scope, row, { ...provider, status: 'replied', reply_text: text, replied_at: detail.at }, 'replied');
+      await moveMessage(trx, deps, scope, row, 'reply', { ...provider, reply_text: text, replied_at: detail.at });
     } else {
-      if (row.status !== 'pending' && row.status !== 'sent') return;
-      const patch = status === 'failed' ? { status: 'failed' as const, error: detail.reason ?? 'failed' } : { status: 'delivered' as const };
-      await changeMessage(trx, deps, scope, row, { ...provider, ...patch }, status);
+      const action = status === 'failed' ? 'fail' : 'deliver';
+      // A repeated or late report (the message already settled) changes nothing.
+      if (!MESSAGE_MACHINE.find(row.status, action)) return;
+      await moveMessage(trx, deps, scope, row, action, status === 'failed' ? { ...provider, error: detail.reason ?? 'failed' } : provider);
     }
     emitted = true;
   });

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { EventSink } from '../../platform/outbox/outbox.ts';
+import { DELIVERY_MACHINE } from './lifecycle.ts';
 import { newDeliveryId } from './service.ts';
 import './tables.ts';
 import { inTenant } from '../../platform/scope.ts';
@@ -27,7 +28,7 @@ export const webhookFanOut: EventSink = async (trx, scope, event, at) => {
         webhook_id: w.id,
         event_id: event.id,
         event_type: event.event,
-        status: 'pending' as const,
+        status: DELIVERY_MACHINE.initial('create'),
         attempts: 0,
         max_attempts: null,
         next_attempt_at: at,
