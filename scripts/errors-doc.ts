@@ -14,7 +14,7 @@ export function renderErrorsDoc(): string {
     'messages. A 500 (`internal_error`, 90000) only ever means a bug; it is logged with the request id,',
     'and the body never carries a stack trace.',
     '',
-    "Codes 10005–10011, 10512–10513, 10900–10901 and 90000 are Recaudo's own, for situations SPEC.md leaves open",
+    "Codes 10005–10011, 10512–10513, 10600, 10900–10901 and 90000 are Recaudo's own, for situations SPEC.md leaves open",
     '(malformed JSON, wrong content type, bodies over 1 MB, unknown routes, shutting down, a balance too',
     'low for a refund or cash-out (docs/ledger.md), bodies nested too deep (docs/platform.md), a live key',
     'whose rail has no connector (`rail_not_configured`, with `rail` in the body: docs/rails.md), a',

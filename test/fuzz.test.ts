@@ -232,6 +232,11 @@ interface Fixtures {
   cashoutToCancel: string;
   cashoutToApprove: string;
   cashoutToReject: string;
+  plan: string;
+  subscription: string;
+  subscriptionToCancel: string;
+  subscriptionToFreeze: string;
+  subscriptionFrozen: string;
 }
 
 const RESOLUTION = {
@@ -290,6 +295,13 @@ async function makeFixtures(h: Harness, co: Company, tag: string): Promise<Fixtu
   const cashoutToCancel = await cashoutOf('require_approval');
   const cashoutToApprove = await cashoutOf('require_approval');
   const cashoutToReject = await cashoutOf('require_approval');
+  const plan = (await ok({ url: '/v1/plans', body: { name: `Plan ${tag}`, amount_in_cents: 500_000, cicle_frequency: 'monthly' } })).id;
+  const subscribe = async () => (await ok({ url: '/v1/subscriptions', body: { customer_id: customer, plan_id: plan } })).id as string;
+  const subscription = await subscribe();
+  const subscriptionToCancel = await subscribe();
+  const subscriptionToFreeze = await subscribe();
+  const subscriptionFrozen = await subscribe();
+  await ok({ url: `/v1/subscriptions/${subscriptionFrozen}/freeze`, body: {} });
   const delivery = (await ok({ url: `/v1/webhooks/${webhook}/deliveries` })).data[0]?.id;
   const event = (await ok({ url: '/v1/events' })).data[0]?.id;
   const intent = (await ok({ url: '/v1/payment-intents' })).data[0]?.id ?? charge;
@@ -318,6 +330,11 @@ async function makeFixtures(h: Harness, co: Company, tag: string): Promise<Fixtu
     cashoutToCancel,
     cashoutToApprove,
     cashoutToReject,
+    plan,
+    subscription,
+    subscriptionToCancel,
+    subscriptionToFreeze,
+    subscriptionFrozen,
   };
   for (const [k, v] of Object.entries(fx)) assert.ok(typeof v === 'string' && v, `fixture ${k} of ${tag}`);
   return fx;
@@ -337,6 +354,9 @@ function pathIds(path: string, fx: Fixtures): Record<string, string> | undefined
   if (path === '/v1/cashouts/{id}/cancel') return { id: fx.cashoutToCancel };
   if (path === '/v1/cashouts/{id}/approve') return { id: fx.cashoutToApprove };
   if (path === '/v1/cashouts/{id}/reject') return { id: fx.cashoutToReject };
+  if (path === '/v1/subscriptions/{id}/cancel') return { id: fx.subscriptionToCancel };
+  if (path === '/v1/subscriptions/{id}/freeze') return { id: fx.subscriptionToFreeze };
+  if (path === '/v1/subscriptions/{id}/unfreeze') return { id: fx.subscriptionFrozen };
   if (path.startsWith('/v1/request-to-pay/walleta/')) return { id: fx.walleta };
   if (path.startsWith('/v1/request-to-pay/walletb/')) return { id: fx.walletb };
   if (path.startsWith('/v1/webhooks/{id}/deliveries/{delivery_id}')) return { id: fx.webhook, delivery_id: fx.delivery };
@@ -355,6 +375,8 @@ function pathIds(path: string, fx: Fixtures): Record<string, string> | undefined
     'fiscal-resolutions': fx.resolution,
     invoices: fx.invoice,
     cashouts: fx.cashout,
+    plans: fx.plan,
+    subscriptions: fx.subscription,
   };
   const id = byCollection[path.split('/')[2]];
   const names = [...path.matchAll(/\{([^}]+)\}/g)].map((x) => x[1]);
@@ -395,6 +417,10 @@ function baselineOverrides(fx: Fixtures): Record<string, Record<string, unknown>
     'POST /v1/fiscal-resolutions': RESOLUTION,
     'POST /v1/invoices': { customer_id: fx.customer, items: LINES },
     'POST /v1/invoices/{id}/credit-notes': { amount: 100, reason: 'Descuento' },
+    'POST /v1/plans': { name: 'Plan de prueba', amount_in_cents: 500_000, cicle_frequency: 'monthly' },
+    'PUT /v1/plans/{id}': { name: 'Plan cambiado' },
+    'POST /v1/subscriptions': { customer_id: fx.customer, plan_id: fx.plan },
+    'PUT /v1/subscriptions/{id}': { name: 'Suscripción cambiada' },
   };
 }
 

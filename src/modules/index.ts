@@ -26,6 +26,8 @@ import { invoiceRoutes } from './invoices/routes.ts';
 import { registerInvoiceJobs } from './invoices/service.ts';
 import { payerPages } from '../pages/routes.ts';
 import { seedTemplates } from './templates/service.ts';
+import { subscriptionRoutes } from './subscriptions/routes.ts';
+import { registerSubscriptionJobs } from './subscriptions/billing.ts';
 
 /** Every domain module's routes, in one list the app factory registers under /v1. */
 export const modules: ModuleRegistrar[] = [
@@ -42,6 +44,7 @@ export const modules: ModuleRegistrar[] = [
   chargeRoutes,
   cashoutRoutes,
   priceRoutes,
+  subscriptionRoutes,
   fiscalRoutes,
   invoiceRoutes,
   connectorRoutes,
@@ -67,4 +70,5 @@ export function registerJobHandlers(deps: AppDeps): void {
   registerFiscalJobs(deps);
   registerInvoiceJobs(deps);
   registerLedgerJobs(deps);
+  registerSubscriptionJobs(deps);
 }

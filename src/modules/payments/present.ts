@@ -53,6 +53,8 @@ export function toPaymentResponse(row: Selectable<PaymentsTable>, baseUrl: strin
     metadata: row.metadata ?? {},
     payment_link: paymentLink(baseUrl, row.id),
     source: row.source,
+    subscription_id: row.subscription_id ?? null,
+    cycle: row.cycle ?? null,
     test_scenario: row.test_scenario,
     resend_count: row.resend_count,
     last_resent_at: row.last_resent_at ? iso(row.last_resent_at) : null,

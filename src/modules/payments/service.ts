@@ -73,7 +73,12 @@ export async function createPayment(ctx: RequestContext, body: CreatePaymentBody
  * gets in the same transaction as the invoice): every rule, the insert through the transition
  * table (payment.created), the expiration job and the link message.
  */
-export async function createPaymentIn(trx: Transaction<DB>, scope: ServiceScope, body: PaymentInput): Promise<PaymentRow> {
+export async function createPaymentIn(
+  trx: Transaction<DB>,
+  scope: ServiceScope,
+  body: PaymentInput,
+  billing?: { subscriptionId: string; cycle: number },
+): Promise<PaymentRow> {
   const now = scope.deps.clock.now();
   const rc: RuleContext = {
     db: trx,
@@ -85,7 +90,13 @@ export async function createPaymentIn(trx: Transaction<DB>, scope: ServiceScope,
   };
   const { errors, value } = await resolvePaymentFields(rc, body);
   if (Object.keys(errors).length) throw validationError(errors);
-  const row = await insertPayment(trx, scope, { ...columns(value), id: prefixedId('pay', now.getTime()), created_at: now, updated_at: now });
+  const row = await insertPayment(trx, scope, {
+    ...columns(value),
+    ...(billing ? { source: 'subscription', subscription_id: billing.subscriptionId, cycle: billing.cycle } : {}),
+    id: prefixedId('pay', now.getTime()),
+    created_at: now,
+    updated_at: now,
+  });
   await scheduleExpiration(trx, scope, row);
   // The link goes out by the channel after commit (phone → messaging, email → e-mail).
   await recordMessage(trx, scope, row, 'link', row.template_id, { notified: true }); // payment.created notified

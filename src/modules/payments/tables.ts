@@ -46,6 +46,9 @@ export interface PaymentsTable {
   id: string;
   status: PaymentStatus;
   source: ColumnType<string, string | undefined, string>;
+  /** The subscription and cycle this payment bills (migrations/0021_subscriptions.sql). */
+  subscription_id: ColumnType<string | null, string | null | undefined, string | null>;
+  cycle: ColumnType<number | null, number | null | undefined, number | null>;
   title: string;
   description: string | null;
   currency: Currency;

@@ -112,6 +112,13 @@ export const Errors = {
     422,
     'The company has no payout account: send account_id or set one (PUT /v1/company/payout-account).',
   ),
+  // PRODUCT.md "Recurring billing"
+  subscription_transition_not_allowed: def(
+    10600,
+    'subscription_transition_not_allowed',
+    422,
+    "The subscription's status does not allow this action.",
+  ),
   // 10500 is PRODUCT.md's balance_is_empty: a bug's 500 has a code of its own.
   internal_error: def(90000, 'internal_error', 500, 'An unexpected error occurred; it has been logged with the request id.'),
 } as const satisfies Record<string, ErrorDef>;

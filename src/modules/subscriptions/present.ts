@@ -1,0 +1,49 @@
+import { iso } from '../../platform/scope.ts';
+import { cycleDueDate, parseLocalDate, type Frequency } from './calendar.ts';
+import type { SubscriptionResponse } from './schemas.ts';
+import type { SubscriptionRow } from './tables.ts';
+
+const BILLING = ['created', 'active', 'pass_due', 'unpaid'];
+
+function due(row: SubscriptionRow, cycle: number): string {
+  const anchor = parseLocalDate(row.anchor_date)!;
+  return cycleDueDate(anchor, row.frequency as Frequency, cycle - 1 + row.period_offset).toISOString();
+}
+
+export function toSubscriptionResponse(row: SubscriptionRow): SubscriptionResponse {
+  const next = row.current_cycle + 1;
+  const ahead = BILLING.includes(row.status) && (row.cycles === null || next <= row.cycles);
+  return {
+    id: row.id,
+    status: row.status,
+    version: row.version,
+    name: row.name,
+    description: row.description,
+    internal_id: row.internal_id,
+    plan_id: row.plan_id,
+    customer_id: row.customer_id,
+    currency: row.currency,
+    amount_in_cents: Number(row.amount),
+    reference_price_in_cents: row.reference_price === null ? null : String(row.reference_price),
+    cicle_frequency: row.frequency as Frequency,
+    cicles: row.cycles,
+    current_cicle: row.current_cycle,
+    next_due_date: ahead ? due(row, next) : null,
+    payment_mode: row.payment_mode,
+    start_date: row.start_date,
+    end_date: row.cycles === null ? null : due(row, row.cycles),
+    trial: { has_trial: row.trial_days > 0, trial_days: row.trial_days },
+    remember_to_pay_before: row.remember_to_pay_before,
+    cancel_after_no_payment_before: row.cancel_after_no_payment_before,
+    unpaid_cycles: row.unpaid_cycles,
+    complex_payments: row.complex_payments,
+    allows: row.allows ?? [],
+    metadata: row.metadata ?? {},
+    is_test: row.environment === 'test',
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+    canceled_at: row.canceled_at ? iso(row.canceled_at) : null,
+    finished_at: row.finished_at ? iso(row.finished_at) : null,
+    frozen_at: row.frozen_at ? iso(row.frozen_at) : null,
+  };
+}
