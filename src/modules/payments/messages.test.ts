@@ -144,6 +144,7 @@ describe('payments: delivery by the messaging and e-mail sandboxes', () => {
       error: null,
       reply_text: null,
       attempts: 1,
+      held_until: null,
       is_test: true,
       created_at: list.body.data[0].created_at,
       updated_at: list.body.data[0].updated_at,

@@ -18,6 +18,7 @@ import {
   type RailEnvironment,
   type StatusDetail,
 } from '../../rails/index.ts';
+import { nextContactWindow } from '../contact-policy/index.ts';
 import { findTemplate, type TemplateRow } from '../templates/service.ts';
 import { MESSAGE_MACHINE, RESENDABLE, type MessageAction } from './lifecycle.ts';
 import { applyTransition, insertWithTransition } from '../../platform/state-machine.ts';
@@ -55,6 +56,9 @@ export async function recordMessage(
   const recipient = channel === 'messaging' ? payment.phone : payment.email;
   if (!recipient) return null;
   const now = scope.deps.clock.now();
+  // A subscription's cycle link is collection contact: only within the lawful hours (Ley 2300).
+  const sendAt = payment.source === 'subscription' ? nextContactWindow(now) : now;
+  const held = sendAt.getTime() > now.getTime();
   const row = await insertWithTransition<MessageRow>(trx, scope, MESSAGE_MACHINE, {
     table: 'payment_messages',
     action: 'create',
@@ -69,16 +73,17 @@ export async function recordMessage(
       error: null,
       reply_text: null,
       replied_at: null,
+      held_until: held ? sendAt : null,
       created_at: now,
       updated_at: now,
     },
   });
-  await scope.deps.jobs.enqueue(trx, SEND_MESSAGE_JOB, {
-    company_id: scope.companyId,
-    environment: scope.environment,
-    message_id: row.id,
-    payment_id: payment.id,
-  });
+  await scope.deps.jobs.enqueue(
+    trx,
+    SEND_MESSAGE_JOB,
+    { company_id: scope.companyId, environment: scope.environment, message_id: row.id, payment_id: payment.id },
+    held ? sendAt : undefined,
+  );
   // Workers of other processes LISTEN; the notification goes out only if this commits.
   if (!opts.notified) await sql`select pg_notify(${WORK_CHANNEL}, '')`.execute(trx);
   scope.notifyWorkers?.();
@@ -347,6 +352,7 @@ export function toMessageResponse(row: MessageRow): MessageResponse {
     error: row.error,
     reply_text: row.reply_text,
     attempts: row.attempts,
+    held_until: row.held_until ? iso(row.held_until) : null,
     is_test: row.environment === 'test',
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),

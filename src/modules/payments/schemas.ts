@@ -200,6 +200,10 @@ export const messageResponse = z.object({
   error: z.string().nullable().describe('why it failed, or the last error of a send being retried'),
   reply_text: z.string().nullable().describe("the payer's last reply (status replied)"),
   attempts: z.number().int().describe('send attempts made'),
+  held_until: z
+    .string()
+    .nullable()
+    .describe('a subscription cycle link recorded outside the lawful contact hours waits until then (docs/subscriptions.md)'),
   is_test: z.boolean(),
   created_at: z.string(),
   updated_at: z.string(),

@@ -125,6 +125,8 @@ export interface PaymentMessagesTable {
   reply_text: string | null;
   replied_at: Timestamp | null;
   attempts: ColumnType<number, number | undefined, number>;
+  /** Not sent before this time: a collection message due outside the contact hours (0022). */
+  held_until: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

@@ -250,6 +250,30 @@ describe('subscriptions', () => {
     );
   });
 
+  test('contact hours: a cycle link billed on a Sunday is held to Monday 07:00 Bogotá, visible on the message', async () => {
+    h.clock.advance(bogota('2027-12-26', '10:00').getTime() - h.clock.now().getTime()); // a Sunday
+    const res = await co.req({
+      url: '/v1/subscriptions',
+      body: { customer_id: customerId, name: 'Domingo', amount_in_cents: 400_000, cicle_frequency: 'monthly' },
+    });
+    assert.equal(res.status, 200, res.raw);
+    await runUntil(h, co, h.clock.now());
+    const [payment] = await cyclePayments(h, co, res.body.id);
+    const messages = await co.req({ url: `/v1/payments/${payment.id}/messages` });
+    assert.equal(messages.status, 200, messages.raw);
+    assert.deepEqual(
+      messages.body.data.map((m: { channel: string; status: string; held_until: string | null }) => [m.channel, m.status, m.held_until]),
+      [['messaging', 'pending', bogota('2027-12-27', '07:00').toISOString()]],
+    );
+    const job = await h.runtime.deps.database.db
+      .selectFrom('jobs')
+      .select('run_at')
+      .where('kind', '=', 'payments.send_message')
+      .where(sql<string>`payload->>'payment_id'`, '=', payment.id)
+      .executeTakeFirstOrThrow();
+    assert.equal(new Date(job.run_at).toISOString(), bogota('2027-12-27', '07:00').toISOString());
+  });
+
   test('a cycle is billed once: the same job run twice at once gives one payment', async () => {
     h.clock.advance(bogota('2028-01-10').getTime() - h.clock.now().getTime());
     const res = await co.req({
