@@ -11,6 +11,7 @@ import { setPayoutAccountOperator } from './modules/cashouts/operator.ts';
 import { setConnector, showConnector } from './modules/connectors/operator.ts';
 import { importRanges } from './modules/fiscal/import-ranges.ts';
 import { JobOperatorError, listJobs, retryJob } from './platform/jobs/operator.ts';
+import { testClockOperator } from './modules/test-clocks/operator.ts';
 
 export async function createHttpApp(runtime: Runtime): Promise<{ app: FastifyInstance; routes: RouteInfo[]; keys: KeyResolver }> {
   const built = await buildApp(runtime.deps, modules);
@@ -57,6 +58,7 @@ export function startControlSocket(runtime: Runtime, socketPath: string, keys: K
         runtime.deps.rails.forgetConnectors({ companyId: out.company.id, environment: out.environment });
         return send(200, out);
       }
+      if (req.method === 'POST' && req.url === '/test-clock') return send(200, await testClockOperator(runtime.deps, input));
       if (req.method === 'POST' && req.url === '/jobs/list') return send(200, await listJobs(db, input, now));
       if (req.method === 'POST' && req.url === '/jobs/retry') {
         const out = await retryJob(db, input, now);

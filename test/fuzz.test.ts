@@ -237,6 +237,7 @@ interface Fixtures {
   subscriptionToCancel: string;
   subscriptionToFreeze: string;
   subscriptionFrozen: string;
+  testClock: string;
 }
 
 const RESOLUTION = {
@@ -302,6 +303,8 @@ async function makeFixtures(h: Harness, co: Company, tag: string): Promise<Fixtu
   const subscriptionToFreeze = await subscribe();
   const subscriptionFrozen = await subscribe();
   await ok({ url: `/v1/subscriptions/${subscriptionFrozen}/freeze`, body: {} });
+  const testClock = (await ok({ url: '/v1/test-clocks', body: { frozen_time: Math.floor(h.clock.now().getTime() / 1000), name: `Reloj ${tag}` } }))
+    .id;
   const delivery = (await ok({ url: `/v1/webhooks/${webhook}/deliveries` })).data[0]?.id;
   const event = (await ok({ url: '/v1/events' })).data[0]?.id;
   const intent = (await ok({ url: '/v1/payment-intents' })).data[0]?.id ?? charge;
@@ -335,6 +338,7 @@ async function makeFixtures(h: Harness, co: Company, tag: string): Promise<Fixtu
     subscriptionToCancel,
     subscriptionToFreeze,
     subscriptionFrozen,
+    testClock,
   };
   for (const [k, v] of Object.entries(fx)) assert.ok(typeof v === 'string' && v, `fixture ${k} of ${tag}`);
   return fx;
@@ -377,6 +381,7 @@ function pathIds(path: string, fx: Fixtures): Record<string, string> | undefined
     cashouts: fx.cashout,
     plans: fx.plan,
     subscriptions: fx.subscription,
+    'test-clocks': fx.testClock,
   };
   const id = byCollection[path.split('/')[2]];
   const names = [...path.matchAll(/\{([^}]+)\}/g)].map((x) => x[1]);
@@ -421,6 +426,8 @@ function baselineOverrides(fx: Fixtures): Record<string, Record<string, unknown>
     'PUT /v1/plans/{id}': { name: 'Plan cambiado' },
     'POST /v1/subscriptions': { customer_id: fx.customer, plan_id: fx.plan },
     'PUT /v1/subscriptions/{id}': { name: 'Suscripción cambiada' },
+    'POST /v1/test-clocks': { frozen_time: '2030-01-01T00:00:00Z', name: 'Reloj' },
+    'POST /v1/test-clocks/{id}/advance': { frozen_time: Math.floor(Date.now() / 1000) + 10 * 86_400 },
   };
 }
 

@@ -10,6 +10,7 @@ import { importRanges, type ImportRangesOutput } from '../modules/fiscal/import-
 import { setConnector, showConnector } from '../modules/connectors/operator.ts';
 import { setPayoutAccountOperator } from '../modules/cashouts/operator.ts';
 import { JobOperatorError, listJobs, retryJob, type JobView } from '../platform/jobs/operator.ts';
+import { testClockOperator, type TestClockCommand } from '../modules/test-clocks/operator.ts';
 
 const USAGE = `recaudo — operator commands
 
@@ -33,6 +34,9 @@ const USAGE = `recaudo — operator commands
       [--public-key K] [--private-key K] [--events-secret S] [--integrity-secret S] [--rails card,...]
       [--payouts-api-key K --payouts-user-principal-id ID --payouts-events-secret S --payouts-account-id ID] [--json]
                                  a payment provider account for the environment (docs/connectors.md); secrets write-only
+  recaudo test-clock create --company ID --frozen-time UNIX|ISO [--name NAME] [--json]
+  recaudo test-clock advance --company ID --clock ID --frozen-time UNIX|ISO [--json]
+                                 simulated time for test customers (docs/subscriptions.md "Test clocks")
   recaudo jobs list [--dead] [--kind KIND] [--limit N] [--json]
                                  background jobs (--dead: out of attempts, never run again by themselves)
   recaudo jobs retry ID [--json] put a dead job back in the queue, due now, with fresh attempts
@@ -342,6 +346,31 @@ async function run(argv: string[]): Promise<void> {
     const input = { ...command, settings };
     const out = await withDatabase('/connectors/set', input, (deps) => setConnector(deps, deps.database.db, input, deps.clock.now()));
     print(!!values.json, out, `connector saved\n${describe(out.connector)}`);
+    return;
+  }
+  if (group === 'test-clock' && (action === 'create' || action === 'advance')) {
+    const { values } = parseArgs({
+      args: rest,
+      options: {
+        company: { type: 'string' },
+        clock: { type: 'string' },
+        'frozen-time': { type: 'string' },
+        name: { type: 'string' },
+        json: { type: 'boolean' },
+      },
+      strict: true,
+    });
+    if (!values.company) throw new UsageError('--company is required');
+    const input: TestClockCommand = { action, company: values.company, clock: values.clock, frozen_time: values['frozen-time'], name: values.name };
+    const progress = (line: string) => process.stderr.write(`${line}\n`);
+    let live = false;
+    const out = await withDatabase('/test-clock', input, (deps) => {
+      live = true;
+      return testClockOperator(deps, input, { inProcess: true, onProgress: progress });
+    });
+    if (!live) for (const line of out.progress) progress(line);
+    const c = out.test_clock;
+    print(!!values.json, c, `${c.id} ${c.status} at ${c.frozen_time}${c.advancing_to ? ` (advancing to ${c.advancing_to})` : ''}`);
     return;
   }
   if (group === 'jobs' && action === 'list') {

@@ -27,6 +27,8 @@ import { registerInvoiceJobs } from './invoices/service.ts';
 import { payerPages } from '../pages/routes.ts';
 import { seedTemplates } from './templates/service.ts';
 import { subscriptionRoutes } from './subscriptions/routes.ts';
+import { testClockRoutes } from './test-clocks/routes.ts';
+import { registerTestClockJobs } from './test-clocks/service.ts';
 import { registerSubscriptionJobs } from './subscriptions/billing.ts';
 
 /** Every domain module's routes, in one list the app factory registers under /v1. */
@@ -45,6 +47,7 @@ export const modules: ModuleRegistrar[] = [
   cashoutRoutes,
   priceRoutes,
   subscriptionRoutes,
+  testClockRoutes,
   fiscalRoutes,
   invoiceRoutes,
   connectorRoutes,
@@ -71,4 +74,5 @@ export function registerJobHandlers(deps: AppDeps): void {
   registerInvoiceJobs(deps);
   registerLedgerJobs(deps);
   registerSubscriptionJobs(deps);
+  registerTestClockJobs(deps);
 }

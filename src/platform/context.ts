@@ -8,7 +8,7 @@ import type { Environment } from './db/schema.ts';
 import type { Tenant } from './scope.ts';
 import type { TransitionListeners } from './transitions.ts';
 import type { EventSinks } from './outbox/outbox.ts';
-import type { JobQueue } from './jobs/queue.ts';
+import type { ClockBinding, JobQueue } from './jobs/queue.ts';
 import type { MetricsRegistry } from './metrics.ts';
 
 /** Process-wide dependencies, built once in main.ts (or by the test harness). */
@@ -29,6 +29,11 @@ export interface AppDeps {
   eventSinks: EventSinks;
 }
 
+/** The same dependencies seen at another time (a job bound to a test clock runs at its simulated time). */
+export function atClock(deps: AppDeps, clock: Clock | undefined): AppDeps {
+  return clock ? { ...deps, clock } : deps;
+}
+
 /**
  * What a domain service needs: the tenant (company and environment), an executor and the process
  * dependencies. A RequestContext is one; jobs and the payer pages build one from AppDeps.
@@ -36,6 +41,8 @@ export interface AppDeps {
 export interface ServiceScope extends Tenant {
   db: Executor;
   deps: AppDeps;
+  /** Work for a customer on a test clock: the jobs this scope schedules run in that clock's time. */
+  clockBinding?: ClockBinding | null;
   /** A request context wakes this process's workers once its transaction commits. */
   notifyWorkers?: () => void;
 }

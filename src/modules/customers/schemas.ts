@@ -32,7 +32,11 @@ const fields = {
   metadata: metadata.nullish(),
 };
 
-export const createCustomerBody = z.object({ ...fields, first_name: text(1, 100) });
+export const createCustomerBody = z.object({
+  ...fields,
+  first_name: text(1, 100),
+  test_clock: z.string().max(100).nullish().describe('test keys: a test clock (clock_…) the customer lives on (docs/subscriptions.md)'),
+});
 export const updateCustomerBody = z.object(fields);
 export type CreateCustomerBody = z.infer<typeof createCustomerBody>;
 export type UpdateCustomerBody = z.infer<typeof updateCustomerBody>;
@@ -53,6 +57,7 @@ export const customerResponse = z.object({
   related_to: z.string().nullable(),
   tax_regime: z.string().nullable(),
   metadata: z.record(z.string(), z.string()),
+  test_clock: z.string().nullable().describe('the test clock the customer lives on'),
   created_at: z.string(),
   updated_at: z.string(),
   is_test: z.boolean(),

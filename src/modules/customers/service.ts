@@ -9,6 +9,7 @@ import { normalizeMetadata } from '../../platform/validation.ts';
 import { assertInScope, iso, requireUuid, inTenant, inCompany, type Tenant } from '../../platform/scope.ts';
 import type { CreateCustomerBody, CustomerResponse, UpdateCustomerBody } from './schemas.ts';
 import { customerRuleErrors, type CustomerShape } from './validate.ts';
+import { usableClock } from '../test-clocks/service.ts';
 
 type CustomerRow = Selectable<CustomersTable>;
 
@@ -34,6 +35,7 @@ export function toCustomerResponse(row: CustomerRow): CustomerResponse {
     related_to: row.related_to,
     tax_regime: row.tax_regime,
     metadata: row.metadata ?? {},
+    test_clock: row.test_clock ?? null,
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
     is_test: row.environment === 'test',
@@ -78,6 +80,7 @@ export async function createCustomer(ctx: RequestContext, body: CreateCustomerBo
   };
   assertRules(shape);
   await checkRelated(ctx, body.related_to);
+  const testClock = body.test_clock ? await usableClock(ctx.db, ctx, body.test_clock) : null;
   const metadata = normalizeMetadata(body.metadata);
   const row = await ctx.db
     .insertInto('customers')
@@ -98,6 +101,7 @@ export async function createCustomer(ctx: RequestContext, body: CreateCustomerBo
       related_to: body.related_to?.toLowerCase() ?? null,
       tax_regime: shape.tax_regime,
       metadata: metadata ? JSON.stringify(metadata) : null,
+      test_clock: testClock,
       created_at: now,
       updated_at: now,
       deleted_at: null,

@@ -82,7 +82,8 @@ export async function recordMessage(
     trx,
     SEND_MESSAGE_JOB,
     { company_id: scope.companyId, environment: scope.environment, message_id: row.id, payment_id: payment.id },
-    held ? sendAt : undefined,
+    held || scope.clockBinding ? sendAt : undefined,
+    scope.clockBinding,
   );
   // Workers of other processes LISTEN; the notification goes out only if this commits.
   if (!opts.notified) await sql`select pg_notify(${WORK_CHANNEL}, '')`.execute(trx);

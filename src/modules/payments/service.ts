@@ -61,6 +61,7 @@ async function scheduleExpiration(trx: Executor, scope: ServiceScope, row: Payme
     EXPIRE_JOB,
     { company_id: scope.companyId, environment: scope.environment, payment_id: row.id },
     new Date(row.expires_at),
+    scope.clockBinding,
   );
 }
 

@@ -1,5 +1,7 @@
 import type { Transaction } from 'kysely';
-import type { AppDeps, ServiceScope } from '../../platform/context.ts';
+import { atClock, type AppDeps, type ServiceScope } from '../../platform/context.ts';
+import type { Executor } from '../../platform/db/database.ts';
+import { clockOf } from '../test-clocks/service.ts';
 import type { DB } from '../../platform/db/schema.ts';
 import { toPesos } from '../../platform/money.ts';
 import { inTenant, type Tenant } from '../../platform/scope.ts';
@@ -54,13 +56,24 @@ function payloadOf(sub: SubscriptionRow, extra: Record<string, unknown>): Record
   return { company_id: sub.company_id, environment: sub.environment, subscription_id: sub.id, ...extra };
 }
 
+/** Schedules a job of the subscription: in its customer's test clock's time when it has one. */
+export function scheduleFor(trx: Transaction<DB>, deps: AppDeps, sub: SubscriptionRow, kind: string, extra: Record<string, unknown>, at: Date) {
+  return deps.jobs.enqueue(trx, kind, payloadOf(sub, extra), at, sub.test_clock ? { clockId: sub.test_clock } : null);
+}
+
+/** "Now" for a subscription: its test clock's time, else the process clock. */
+export async function nowFor(db: Executor, deps: AppDeps, sub: Pick<SubscriptionRow, 'company_id' | 'environment' | 'test_clock'>): Promise<Date> {
+  const clock = await clockOf(db, { companyId: sub.company_id, environment: sub.environment }, sub.test_clock);
+  return clock ? clock.now : deps.clock.now();
+}
+
 /** Schedules the billing of the next cycle at its send time (never before now). */
 export async function scheduleNextCycle(trx: Transaction<DB>, deps: AppDeps, sub: SubscriptionRow): Promise<void> {
   const cycle = nextCycle(sub);
   if (cycle === null) return;
   const due = dueAt(sub, cycle);
   const sendAt = new Date(Math.max(deps.clock.now().getTime(), due.getTime() - sub.remember_to_pay_before * DAY_MS));
-  await deps.jobs.enqueue(trx, BILL_CYCLE_JOB, payloadOf(sub, { cycle, due_at: due.toISOString() }), sendAt);
+  await scheduleFor(trx, deps, sub, BILL_CYCLE_JOB, { cycle, due_at: due.toISOString() }, sendAt);
 }
 
 /** After an unfreeze: cycles not billed while frozen are skipped; the next one is due after now. */
@@ -103,8 +116,8 @@ export async function runBillCycle(deps: AppDeps, payload: Record<string, unknow
   const tenant = tenantOf(payload);
   const cycle = Number(payload.cycle);
   await deps.database.db.transaction().execute(async (trx) => {
-    const scope: ServiceScope = { ...tenant, db: trx, deps };
     const sub = await lockSubscription(trx, tenant, String(payload.subscription_id));
+    const scope: ServiceScope = { ...tenant, db: trx, deps, clockBinding: sub?.test_clock ? { clockId: sub.test_clock } : null };
     // Stale: cancelled, finished or frozen since, or a schedule replaced by an unfreeze.
     if (!sub || !['created', 'active', 'pass_due', 'unpaid'].includes(sub.status)) return;
     if (cycle !== sub.current_cycle + 1 || dueAt(sub, cycle).toISOString() !== payload.due_at) return;
@@ -156,7 +169,7 @@ export async function runBillCycle(deps: AppDeps, payload: Record<string, unknow
       .returningAll()
       .executeTakeFirstOrThrow();
     // The cycle is checked at the end of its due day (Bogotá): unpaid by then, it counts.
-    await deps.jobs.enqueue(trx, CHECK_CYCLE_JOB, payloadOf(sub, { cycle }), new Date(due.getTime() + DAY_MS));
+    await scheduleFor(trx, deps, sub, CHECK_CYCLE_JOB, { cycle }, new Date(due.getTime() + DAY_MS));
     await scheduleNextCycle(trx, deps, billed);
   });
 }
@@ -213,7 +226,7 @@ export async function followPayment(trx: Transaction<DB>, scope: ServiceScope, p
   if (to !== 'approved' || !payment.subscription_id || payment.cycle === null) return;
   const sub = await lockSubscription(trx, scope, payment.subscription_id);
   if (!sub) return;
-  const now = scope.deps.clock.now();
+  const now = await nowFor(trx, scope.deps, sub);
   const paid = await trx
     .updateTable('subscription_cycles')
     .set({ status: 'paid', paid_at: now })
@@ -242,8 +255,9 @@ export async function followPayment(trx: Transaction<DB>, scope: ServiceScope, p
 }
 
 export function registerSubscriptionJobs(deps: AppDeps): void {
-  deps.jobs.register(BILL_CYCLE_JOB, (payload) => runBillCycle(deps, payload));
-  deps.jobs.register(CHECK_CYCLE_JOB, (payload) => runCheckCycle(deps, payload));
-  deps.jobs.register(START_JOB, (payload) => runStart(deps, payload));
+  // A job of a customer on a test clock runs with that clock's time as its "now".
+  deps.jobs.register(BILL_CYCLE_JOB, (payload, job) => runBillCycle(atClock(deps, job.clock), payload));
+  deps.jobs.register(CHECK_CYCLE_JOB, (payload, job) => runCheckCycle(atClock(deps, job.clock), payload));
+  deps.jobs.register(START_JOB, (payload, job) => runStart(atClock(deps, job.clock), payload));
   deps.transitions.on(PAYMENT_MACHINE, (trx, scope, payment, t) => followPayment(trx, scope, payment, t.to));
 }

@@ -36,6 +36,7 @@ export function toSubscriptionResponse(row: SubscriptionRow): SubscriptionRespon
     remember_to_pay_before: row.remember_to_pay_before,
     cancel_after_no_payment_before: row.cancel_after_no_payment_before,
     unpaid_cycles: row.unpaid_cycles,
+    test_clock: row.test_clock ?? null,
     complex_payments: row.complex_payments,
     allows: row.allows ?? [],
     metadata: row.metadata ?? {},

@@ -133,6 +133,7 @@ export const subscriptionResponse = z.object({
   remember_to_pay_before: z.number().int(),
   cancel_after_no_payment_before: z.number().int(),
   unpaid_cycles: z.number().int(),
+  test_clock: z.string().nullable().describe("the customer's test clock: cycles run as it is advanced"),
   complex_payments: z.array(complexResponse),
   allows: z.array(z.string()),
   metadata: z.record(z.string(), z.string()),

@@ -1,4 +1,4 @@
-import type { RequestContext, ServiceScope } from '../../platform/context.ts';
+import { atClock, type RequestContext, type ServiceScope } from '../../platform/context.ts';
 import { inTransaction } from '../../platform/db/database.ts';
 import { ApiError, validationError, type FieldErrors } from '../../platform/errors/api-error.ts';
 import { prefixedId } from '../../platform/ids.ts';
@@ -7,7 +7,8 @@ import { assertInScope, inCompany, inTenant, requireUuid } from '../../platform/
 import { insertWithTransition } from '../../platform/state-machine.ts';
 import { normalizeMetadata } from '../../platform/validation.ts';
 import { loadCustomer } from '../customers/service.ts';
-import { anchorOf, lockSubscription, moveSubscription, offsetAfterFreeze, scheduleNextCycle, START_JOB } from './billing.ts';
+import { anchorOf, lockSubscription, moveSubscription, nowFor, offsetAfterFreeze, scheduleFor, scheduleNextCycle, START_JOB } from './billing.ts';
+import { clockOf } from '../test-clocks/service.ts';
 import { addPeriod, formatLocalDate, localDateOf, localInstant, parseLocalDate } from './calendar.ts';
 import { SUBSCRIPTION_MACHINE, type SubscriptionAction } from './lifecycle.ts';
 import { complexPaymentsOf, cyclesOf, loadPlan, referencePriceOf } from './plans.ts';
@@ -40,7 +41,10 @@ export async function createSubscription(ctx: RequestContext, body: CreateSubscr
   if (!frequency) errors.cicle_frequency = ['is required without plan_id'];
   if (body.payment_mode === 'auto_debit')
     errors.payment_mode = ['auto_debit is not available yet: use request (each cycle is a payment link sent to the customer)'];
-  const now = ctx.deps.clock.now();
+  // A customer on a test clock lives in its time: the start date, the schedule and the events.
+  const clock = await clockOf(ctx.db, ctx, customer.test_clock);
+  const now = clock ? clock.now : ctx.deps.clock.now();
+  const deps = clock ? atClock(ctx.deps, { now: () => new Date(now) }) : ctx.deps;
   const today = localDateOf(now);
   let start = today;
   if (body.start_date != null) {
@@ -56,7 +60,7 @@ export async function createSubscription(ctx: RequestContext, body: CreateSubscr
   const anchor = addPeriod(start, 'daily', trialDays);
   const metadata = normalizeMetadata(body.metadata) ?? plan?.metadata ?? null;
   return inTransaction(ctx.db, async (trx) => {
-    const scope: ServiceScope = { ...ctx, db: trx };
+    const scope: ServiceScope = { ...ctx, db: trx, deps };
     let row = await insertWithTransition<SubscriptionRow>(trx, scope, SUBSCRIPTION_MACHINE, {
       table: 'subscriptions',
       action: 'create',
@@ -89,16 +93,16 @@ export async function createSubscription(ctx: RequestContext, body: CreateSubscr
         canceled_at: null,
         finished_at: null,
         frozen_at: null,
+        test_clock: customer.test_clock ?? null,
       },
       present: (created) => ({ ...toSubscriptionResponse(created), previous_status: null }),
     });
     if (trialDays > 0) {
       const startsAt = localInstant(start);
       if (startsAt.getTime() <= now.getTime()) row = await moveSubscription(trx, scope, row, 'start');
-      else
-        await ctx.deps.jobs.enqueue(trx, START_JOB, { company_id: row.company_id, environment: row.environment, subscription_id: row.id }, startsAt);
+      else await scheduleFor(trx, deps, row, START_JOB, {}, startsAt);
     }
-    await scheduleNextCycle(trx, ctx.deps, row);
+    await scheduleNextCycle(trx, deps, row);
     ctx.notifyWorkers();
     return toSubscriptionResponse(row);
   });
@@ -169,19 +173,20 @@ export async function updateSubscription(ctx: RequestContext, id: string, body: 
 export async function changeSubscription(ctx: RequestContext, id: string, action: Extract<SubscriptionAction, 'cancel' | 'freeze' | 'unfreeze'>) {
   const found = await loadSubscription(ctx, id);
   return inTransaction(ctx.db, async (trx) => {
-    const scope: ServiceScope = { ...ctx, db: trx };
     const row = (await lockSubscription(trx, ctx, found.id))!;
+    const now = await nowFor(trx, ctx.deps, row);
+    const deps = atClock(ctx.deps, { now: () => new Date(now) });
+    const scope: ServiceScope = { ...ctx, db: trx, deps };
     if (!SUBSCRIPTION_MACHINE.find(row.status, action)) {
       throw new ApiError('subscription_transition_not_allowed', {
         message: `A ${row.status} subscription cannot be ${action === 'cancel' ? 'cancelled' : `${action}d`}.`,
       });
     }
-    const now = ctx.deps.clock.now();
     if (action === 'cancel') return toSubscriptionResponse(await moveSubscription(trx, scope, row, 'cancel', { canceled_at: now }));
     if (action === 'freeze') return toSubscriptionResponse(await moveSubscription(trx, scope, row, 'freeze', { frozen_at: now }));
     anchorOf(row);
     const moved = await moveSubscription(trx, scope, row, 'unfreeze', { frozen_at: null, period_offset: offsetAfterFreeze(row, now) });
-    await scheduleNextCycle(trx, ctx.deps, moved);
+    await scheduleNextCycle(trx, deps, moved);
     ctx.notifyWorkers();
     return toSubscriptionResponse(moved);
   });

@@ -68,6 +68,8 @@ export interface SubscriptionsTable {
   current_cycle: ColumnType<number, number | undefined, number>;
   unpaid_cycles: ColumnType<number, number | undefined, number>;
   period_offset: ColumnType<number, number | undefined, number>;
+  /** The customer's test clock (0023): its jobs run in that clock's simulated time. */
+  test_clock: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
   canceled_at: NullableTimestamp;

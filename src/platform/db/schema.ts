@@ -91,6 +91,8 @@ export interface CustomersTable {
   related_to: string | null;
   tax_regime: string | null;
   metadata: Json<Record<string, string> | null> | null;
+  /** The test clock the customer lives on (migrations/0023_test_clocks.sql). */
+  test_clock: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
   deleted_at: Timestamp | null;

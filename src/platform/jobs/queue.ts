@@ -7,13 +7,20 @@ import type { MetricsRegistry } from '../metrics.ts';
 import { prefixedId } from '../ids.ts';
 import { Poller } from './poller.ts';
 import { WORK_CHANNEL } from '../outbox/outbox.ts';
-import { DEAD_LOCK, jobsDb } from './tables.ts';
+import { DEAD_LOCK, jobsDb, PARKED } from './tables.ts';
 
 export interface JobInfo {
   id: string;
   attempts: number;
   /** Aborted when this runner lost the job's lease (another worker may be running it now). */
   signal: AbortSignal;
+  /** The simulated time of a job bound to a test clock (its handler's "now"); absent otherwise. */
+  clock?: Clock;
+}
+
+/** A job bound to a test clock: it runs when the clock is advanced past `runAt` (simulated time). */
+export interface ClockBinding {
+  clockId: string;
 }
 
 export type JobHandler = (payload: Record<string, unknown>, job: JobInfo) => Promise<void>;
@@ -117,8 +124,26 @@ export class JobQueue {
    * Inserts a job with the caller's executor (the business transaction). A job due now also
    * notifies the workers of other processes (sent when, and only if, the transaction commits).
    */
-  async enqueue(db: Executor, kind: string, payload: Record<string, unknown>, runAt?: Date): Promise<string> {
+  async enqueue(db: Executor, kind: string, payload: Record<string, unknown>, runAt?: Date, binding?: ClockBinding | null): Promise<string> {
     const id = prefixedId('job');
+    if (binding) {
+      // Simulated time: parked until runClock passes runAt (the caller's clock is the test clock's).
+      if (!runAt) throw new Error(`${kind}: a job bound to a test clock needs its simulated run time`);
+      await jobsDb(db)
+        .insertInto('jobs')
+        .values({
+          id,
+          kind,
+          payload: JSON.stringify(payload),
+          run_at: PARKED,
+          locked_until: null,
+          last_error: null,
+          clock_id: binding.clockId,
+          clock_at: runAt,
+        })
+        .execute();
+      return id;
+    }
     const now = this.clock.now();
     await jobsDb(db)
       .insertInto('jobs')
@@ -129,6 +154,72 @@ export class JobQueue {
       await sql`select pg_notify(${WORK_CHANNEL}, '')`.execute(db);
     }
     return id;
+  }
+
+  /**
+   * Runs the jobs bound to a test clock whose simulated time is at or before `until`, one at a time
+   * in time order, each with its own time as the handler's clock (so what it schedules lands in
+   * the same simulated timeline and runs in this pass too). A failing job is put back and stops
+   * the pass: `failedAt` says where the clock stands. Each job is claimed by deleting it, so two
+   * passes never run one twice.
+   */
+  async runClock(
+    clockId: string,
+    until: Date,
+    opts: { maxJobs?: number; onJob?: (at: Date) => Promise<void> } = {},
+  ): Promise<{ ran: number; failedAt: Date | null }> {
+    const db = jobsDb(this.database.db);
+    let ran = 0;
+    for (let i = 0; i < (opts.maxJobs ?? 10_000); i++) {
+      const next = await db
+        .selectFrom('jobs')
+        .selectAll()
+        .where('clock_id', '=', clockId)
+        .where('clock_at', '<=', until)
+        .where('dead_at', 'is', null)
+        .orderBy('clock_at')
+        .orderBy('id')
+        .limit(1)
+        .executeTakeFirst();
+      if (!next) break;
+      const claimed = await db.deleteFrom('jobs').where('id', '=', next.id).returning('id').executeTakeFirst();
+      if (!claimed) continue;
+      const at = new Date(next.clock_at!);
+      await opts.onJob?.(at);
+      const handler = this.handlers.get(next.kind);
+      const payload = typeof next.payload === 'string' ? (JSON.parse(next.payload) as Record<string, unknown>) : next.payload;
+      try {
+        if (!handler) throw new Error(`no handler for ${next.kind}`);
+        await handler(payload, {
+          id: next.id,
+          attempts: next.attempts + 1,
+          signal: new AbortController().signal,
+          clock: { now: () => new Date(at) },
+        });
+        ran++;
+      } catch (error) {
+        const message = (error as Error)?.message ?? String(error);
+        await db
+          .insertInto('jobs')
+          .values({
+            ...next,
+            payload: JSON.stringify(payload),
+            attempts: next.attempts + 1,
+            last_error: message,
+            locked_until: null,
+            lease_token: null,
+          })
+          .execute();
+        this.logger.warn({ job: next.id, kind: next.kind, clock: clockId, err: message }, 'test-clock job failed; the clock stops before it');
+        return { ran, failedAt: at };
+      }
+    }
+    return { ran, failedAt: null };
+  }
+
+  /** Drops the jobs of a deleted test clock. */
+  async dropClock(db: Executor, clockId: string): Promise<void> {
+    await jobsDb(db).deleteFrom('jobs').where('clock_id', '=', clockId).execute();
   }
 
   start(opts: WorkerOptions = {}): void {
