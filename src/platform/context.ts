@@ -81,3 +81,23 @@ export interface RequestContext extends Caller {
    */
   recordedResourceId: string | null;
 }
+
+/**
+ * A request-shaped context for work a job does on a tenant's behalf (a subscription cycle's
+ * debit): it runs on the pool, so the outside-call protocol records in a transaction of its own,
+ * durable when it commits (nothing to commit early), and after-commit work runs at once.
+ */
+export function backgroundContext(deps: AppDeps, tenant: Tenant): RequestContext {
+  return {
+    ...tenant,
+    keyId: 'background',
+    keyKind: 'secret',
+    isTest: tenant.environment === 'test',
+    db: deps.database.db,
+    deps,
+    afterCommit: (fn) => fn(),
+    notifyWorkers: () => deps.jobs.wake(),
+    commitEarly: async () => {},
+    recordedResourceId: null,
+  };
+}

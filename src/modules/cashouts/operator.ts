@@ -1,7 +1,7 @@
 import type { AppDeps } from '../../platform/context.ts';
 import { ApiError } from '../../platform/errors/api-error.ts';
 import { OperatorInputError } from '../companies/service.ts';
-import { describeFieldErrors, scopeOf } from '../fiscal/operator.ts';
+import { describeFieldErrors, scopeOf } from '../companies/operator.ts';
 import { setPayoutAccount } from './service.ts';
 
 /**

@@ -1,4 +1,5 @@
-import { sql } from 'kysely';
+import { sql, type Transaction } from 'kysely';
+import type { DB } from '../../platform/db/schema.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import type { RecoverResource } from '../../platform/idempotency/idempotency.ts';
 import { ApiError, validationError, type FieldErrors } from '../../platform/errors/api-error.ts';
@@ -11,7 +12,7 @@ import { findCard, type CardRow } from '../cards/service.ts';
 import { maxTransactionCop } from '../payments/queries.ts';
 import type { StoredSplit } from '../payments/tables.ts';
 import { resolveSplits, type PaymentInput, type RuleContext } from '../payments/validate.ts';
-import { toChargeResponse } from './present.ts';
+import { toChargeResponse, type ChargeRow } from './present.ts';
 import { CHARGE_ID, findCharge, loadCharge } from './queries.ts';
 import { chargeRail } from './rails.ts';
 import { CHARGE_TEST_SCENARIOS, chargeList, type ChargeResponse, type CreateChargeBody } from './schemas.ts';
@@ -138,7 +139,12 @@ async function resolveChargeFields(ctx: RequestContext, body: CreateChargeBody):
  * A rejected debit is 200 with status failed. If the final save fails the answer is 503 90005:
  * the charge exists (find it by external_id) and the reconciler settles it.
  */
-export async function createCharge(ctx: RequestContext, body: CreateChargeBody, idempotencyKey: string | null): Promise<ChargeResponse> {
+export async function createCharge(
+  ctx: RequestContext,
+  body: CreateChargeBody,
+  idempotencyKey: string | null,
+  hooks: { onRecord?: (trx: Transaction<DB>, charge: ChargeRow) => Promise<void> } = {},
+): Promise<ChargeResponse> {
   // The rail first: a live key without a connector is refused before anything is looked at or recorded.
   const hasCard = body.card_id != null;
   if (hasCard !== (body.account_id != null)) await chargeRail(ctx.deps, ctx, hasCard ? 'card' : 'account');
@@ -177,6 +183,8 @@ export async function createCharge(ctx: RequestContext, body: CreateChargeBody, 
         created_at: now,
         updated_at: now,
       });
+      // What the caller records with the charge, in the same transaction (a subscription cycle's link).
+      await hooks.onRecord?.(trx, charge);
       // The safety net: if this request never saves the rail's answer, the reconciler does.
       const runAt = new Date(now.getTime() + ctx.deps.config.chargeReconcileDelayMs);
       const safetyJobId = await ctx.deps.jobs.enqueue(trx, RECONCILE_JOB, jobPayload(charge, {}), runAt);

@@ -3,7 +3,7 @@ import { inTransaction } from '../../platform/db/database.ts';
 import { ApiError } from '../../platform/errors/api-error.ts';
 import { CONNECTOR_NAMES, type ConnectorName } from '../../rails/index.ts';
 import { OperatorInputError } from '../companies/service.ts';
-import { describeFieldErrors, scopeOf } from '../fiscal/operator.ts';
+import { describeFieldErrors, scopeOf } from '../companies/operator.ts';
 import { putConnectorBody, type ConnectorResponse } from './schemas.ts';
 import { getConnector, putConnector, type SettingsDeps } from './settings.ts';
 

@@ -4,7 +4,7 @@ import type { Environment } from '../../platform/db/schema.ts';
 import { OperatorInputError } from '../companies/service.ts';
 import { DianCallError, DianConfigError, NumberingRangeError, type ImportedRange, type NumberingRangesAnswer } from '../../rails/index.ts';
 import { bogotaDate, isCalendarDate } from './dates.ts';
-import { scopeOf } from './operator.ts';
+import { scopeOf } from '../companies/operator.ts';
 import { ensureDefaultResolutions, toResolutionResponse, type ResolutionResponse } from './resolutions.ts';
 import { insertDraftResolution } from './service.ts';
 import { inTenant } from '../../platform/scope.ts';

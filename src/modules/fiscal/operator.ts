@@ -3,6 +3,7 @@ import { inTransaction } from '../../platform/db/database.ts';
 import type { Environment } from '../../platform/db/schema.ts';
 import { ApiError } from '../../platform/errors/api-error.ts';
 import { OperatorInputError } from '../companies/service.ts';
+import { describeFieldErrors, scopeOf } from '../companies/operator.ts';
 import { getFiscalProfile, putFiscalProfile } from './profile.ts';
 import { fiscalProfileBody, type FiscalProfileResponse } from './schemas.ts';
 
@@ -20,21 +21,6 @@ export interface FiscalProfileOutput {
   company: { id: string };
   environment: Environment;
   profile: FiscalProfileResponse;
-}
-
-export async function scopeOf(db: Executor, input: FiscalProfileCommand): Promise<{ companyId: string; environment: Environment }> {
-  if (input.env !== 'test' && input.env !== 'live') throw new OperatorInputError('--env must be test or live');
-  if (typeof input.company !== 'string' || !input.company) throw new OperatorInputError('--company is required');
-  const company = await db.selectFrom('companies').select('id').where('id', '=', input.company).executeTakeFirst();
-  if (!company) throw new OperatorInputError(`company ${input.company} does not exist`);
-  return { companyId: company.id, environment: input.env };
-}
-
-/** Field errors as the operator reads them: `field: message; message`, one per line. */
-export function describeFieldErrors(errors: Record<string, string[]> | undefined): string {
-  return Object.entries(errors ?? {})
-    .map(([field, messages]) => `${field}: ${messages.join('; ')}`)
-    .join('\n  ');
 }
 
 export async function showFiscalProfile(db: Executor, input: FiscalProfileCommand): Promise<FiscalProfileOutput> {

@@ -1,5 +1,8 @@
 import type { Transaction } from 'kysely';
-import { atClock, type AppDeps, type ServiceScope } from '../../platform/context.ts';
+import { atClock, backgroundContext, type AppDeps, type ServiceScope } from '../../platform/context.ts';
+import { ApiError } from '../../platform/errors/api-error.ts';
+import { CHARGE_MACHINE } from '../charges/lifecycle.ts';
+import { createCharge } from '../charges/service.ts';
 import type { Executor } from '../../platform/db/database.ts';
 import { clockOf } from '../test-clocks/service.ts';
 import type { DB } from '../../platform/db/schema.ts';
@@ -26,6 +29,7 @@ import './tables.ts';
 export const BILL_CYCLE_JOB = 'subscriptions.bill_cycle';
 export const CHECK_CYCLE_JOB = 'subscriptions.check_cycle';
 export const START_JOB = 'subscriptions.start';
+export const DEBIT_CYCLE_JOB = 'subscriptions.debit_cycle';
 
 const DAY_MS = 86_400_000;
 
@@ -140,27 +144,12 @@ export async function runBillCycle(deps: AppDeps, payload: Record<string, unknow
       .returning('cycle')
       .executeTakeFirst();
     if (!claimed) return;
-    const payer = await customerAsPayer(trx, tenant, sub.customer_id);
-    const payment = await createPaymentIn(
-      trx,
-      scope,
-      {
-        title: `${sub.name} (${cycle}${sub.cycles ? `/${sub.cycles}` : ''})`.slice(0, 255),
-        amount: toPesos(amount),
-        currency: sub.currency as 'COP',
-        phone: payer?.phone ?? null,
-        email: payer?.phone ? null : (payer?.email ?? null),
-        allows: (sub.allows as PaymentMethod[] | null) ?? null,
-        description: sub.description && sub.description.length >= 4 ? sub.description.slice(0, 2000) : null,
-      },
-      { subscriptionId: sub.id, cycle },
-    );
-    await trx
-      .updateTable('subscription_cycles')
-      .set({ payment_id: payment.id })
-      .where('subscription_id', '=', sub.id)
-      .where('cycle', '=', cycle)
-      .execute();
+    // auto_debit: the customer's card or account is charged at the due time, or now when that is
+    // past (its own job, through the outside-call protocol); request: the cycle's link goes out now.
+    const debitAt = new Date(Math.max(due.getTime(), deps.clock.now().getTime()));
+    if (sub.payment_mode === 'auto_debit')
+      await scheduleFor(trx, deps, sub, DEBIT_CYCLE_JOB, { cycle, attempt: 1, previous_charge_id: null }, debitAt);
+    else await sendCycleLink(trx, scope, sub, cycle, amount);
     const billed = await trx
       .updateTable('subscriptions')
       .set({ current_cycle: cycle, updated_at: deps.clock.now() })
@@ -172,6 +161,31 @@ export async function runBillCycle(deps: AppDeps, payload: Record<string, unknow
     await scheduleFor(trx, deps, sub, CHECK_CYCLE_JOB, { cycle }, new Date(due.getTime() + DAY_MS));
     await scheduleNextCycle(trx, deps, billed);
   });
+}
+
+/** Creates the cycle's payment link (delivered by the customer's channel) and links it to the cycle. */
+async function sendCycleLink(trx: Transaction<DB>, scope: ServiceScope, sub: SubscriptionRow, cycle: number, amount: bigint): Promise<void> {
+  const payer = await customerAsPayer(trx, scope, sub.customer_id);
+  const payment = await createPaymentIn(
+    trx,
+    scope,
+    {
+      title: `${sub.name} (${cycle}${sub.cycles ? `/${sub.cycles}` : ''})`.slice(0, 255),
+      amount: toPesos(amount),
+      currency: sub.currency as 'COP',
+      phone: payer?.phone ?? null,
+      email: payer?.phone ? null : (payer?.email ?? null),
+      allows: (sub.allows as PaymentMethod[] | null) ?? null,
+      description: sub.description && sub.description.length >= 4 ? sub.description.slice(0, 2000) : null,
+    },
+    { subscriptionId: sub.id, cycle },
+  );
+  await trx
+    .updateTable('subscription_cycles')
+    .set({ payment_id: payment.id })
+    .where('subscription_id', '=', sub.id)
+    .where('cycle', '=', cycle)
+    .execute();
 }
 
 const rowTenant = (sub: SubscriptionRow) => ({ company_id: sub.company_id, environment: sub.environment });
@@ -224,14 +238,19 @@ export async function runStart(deps: AppDeps, payload: Record<string, unknown>):
  */
 export async function followPayment(trx: Transaction<DB>, scope: ServiceScope, payment: PaymentRow, to: string): Promise<void> {
   if (to !== 'approved' || !payment.subscription_id || payment.cycle === null) return;
-  const sub = await lockSubscription(trx, scope, payment.subscription_id);
+  await payCycle(trx, scope, payment.subscription_id, payment.cycle);
+}
+
+/** A cycle was paid (its link or its debit), in the payment's or the charge's transaction. */
+async function payCycle(trx: Transaction<DB>, scope: ServiceScope, subscriptionId: string, cycle: number): Promise<void> {
+  const sub = await lockSubscription(trx, scope, subscriptionId);
   if (!sub) return;
   const now = await nowFor(trx, scope.deps, sub);
   const paid = await trx
     .updateTable('subscription_cycles')
     .set({ status: 'paid', paid_at: now })
     .where('subscription_id', '=', sub.id)
-    .where('cycle', '=', payment.cycle)
+    .where('cycle', '=', cycle)
     .where('status', '=', 'open')
     .returning('cycle')
     .executeTakeFirst();
@@ -251,7 +270,158 @@ export async function followPayment(trx: Transaction<DB>, scope: ServiceScope, p
     return;
   }
   const active = await moveSubscription(trx, scope, sub, 'pay', { unpaid_cycles: 0 });
-  if (active.cycles !== null && payment.cycle >= active.cycles) await moveSubscription(trx, scope, active, 'finish', { finished_at: now });
+  if (active.cycles !== null && cycle >= active.cycles) await moveSubscription(trx, scope, active, 'finish', { finished_at: now });
+}
+
+/** Declines worth trying again later (the card or account may have funds then); others go to a link. */
+export const RETRIABLE_REMARKS = ['INSUFFICIENT_FUNDS', 'TRANSACTION_REJECTED', 'TIMEOUT'];
+/** Days after the due date of the debit retries (PRODUCT.md: +1, +3, +5). */
+export const RETRY_DAYS = [1, 3, 5];
+
+class StaleDebit extends Error {}
+
+/** The customer's authorized payment method to debit: its newest card, else its newest ACTIVE authorized account. */
+async function debitMethodOf(db: Executor, tenant: Tenant, customerId: string): Promise<{ card_id: string } | { account_id: string } | null> {
+  const card = await db
+    .selectFrom('cards')
+    .select('id')
+    .$call(inTenant(tenant))
+    .where('customer_id', '=', customerId)
+    .where('authorization', '=', true)
+    .where('deleted_at', 'is', null)
+    .orderBy('created_at', 'desc')
+    .executeTakeFirst();
+  if (card) return { card_id: card.id };
+  const account = await db
+    .selectFrom('accounts')
+    .select('id')
+    .$call(inTenant(tenant))
+    .where('customer_id', '=', customerId)
+    .where('status', '=', 'ACTIVE')
+    .where('authorization', '=', true)
+    .where('subtype', '!=', 'WALLET')
+    .where('deleted_at', 'is', null)
+    .orderBy('created_at', 'desc')
+    .executeTakeFirst();
+  return account ? { account_id: account.id } : null;
+}
+
+/** Whether the customer has something auto_debit can charge (checked at creation). */
+export async function hasDebitMethod(db: Executor, tenant: Tenant, customerId: string): Promise<boolean> {
+  return (await debitMethodOf(db, tenant, customerId)) !== null;
+}
+
+/**
+ * The debit job (auto_debit): one charge per attempt, through the charges module (the outside-call
+ * protocol: recorded, committed, rail called, settled). The cycle names the attempt's charge in the
+ * charge's own record transaction, conditional on the attempt before: a second run records nothing.
+ * The outcome reaches the subscription through followCharge.
+ */
+export async function runDebitCycle(deps: AppDeps, payload: Record<string, unknown>): Promise<void> {
+  const tenant = tenantOf(payload);
+  const db = deps.database.db;
+  const cycle = Number(payload.cycle);
+  const attempt = Number(payload.attempt);
+  const previous = (payload.previous_charge_id as string | null) ?? null;
+  const sub = await db
+    .selectFrom('subscriptions')
+    .selectAll()
+    .$call(inTenant(tenant))
+    .where('id', '=', String(payload.subscription_id))
+    .executeTakeFirst();
+  if (!sub || !['created', 'active', 'pass_due', 'unpaid'].includes(sub.status)) return;
+  const row = await db
+    .selectFrom('subscription_cycles')
+    .selectAll()
+    .where('subscription_id', '=', sub.id)
+    .where('cycle', '=', cycle)
+    .executeTakeFirst();
+  if (!row || row.status !== 'open' || row.charge_id !== previous || row.payment_id) return;
+  const method = await debitMethodOf(db, tenant, sub.customer_id);
+  if (!method) {
+    await db.transaction().execute((trx) => fallToLink(trx, { ...tenant, db: trx, deps, clockBinding: bindingOf(sub) }, sub.id, cycle, previous));
+    return;
+  }
+  try {
+    await createCharge(
+      backgroundContext(deps, tenant),
+      {
+        amount: toPesos(row.amount),
+        title: `${sub.name} (${cycle}${sub.cycles ? `/${sub.cycles}` : ''})`.slice(0, 100).padEnd(5, '.'),
+        customer_id: sub.customer_id,
+        currency: sub.currency as 'COP',
+        external_id: `${sub.id}-${cycle}-${attempt}`,
+        ...method,
+      },
+      null,
+      {
+        onRecord: async (trx, charge) => {
+          const r = await trx
+            .updateTable('subscription_cycles')
+            .set({ charge_id: charge.id, debit_attempts: attempt })
+            .where('subscription_id', '=', sub.id)
+            .where('cycle', '=', cycle)
+            .where('status', '=', 'open')
+            .where('charge_id', previous === null ? 'is' : '=', previous)
+            .executeTakeFirst();
+          if (Number(r.numUpdatedRows) === 0) throw new StaleDebit();
+        },
+      },
+    );
+  } catch (error) {
+    if (error instanceof StaleDebit) return;
+    // The method cannot be charged any more (a card deleted meanwhile...): the cycle goes by link.
+    if (error instanceof ApiError && error.status === 422) {
+      await db.transaction().execute((trx) => fallToLink(trx, { ...tenant, db: trx, deps, clockBinding: bindingOf(sub) }, sub.id, cycle, previous));
+      return;
+    }
+    throw error;
+  }
+}
+
+const bindingOf = (sub: SubscriptionRow) => (sub.test_clock ? { clockId: sub.test_clock } : null);
+
+/** The debit could not be made (declined for good, no method): the cycle's link goes out instead. */
+async function fallToLink(trx: Transaction<DB>, scope: ServiceScope, subscriptionId: string, cycle: number, chargeId: string | null): Promise<void> {
+  const sub = await lockSubscription(trx, scope, subscriptionId);
+  if (!sub) return;
+  const row = await trx
+    .selectFrom('subscription_cycles')
+    .selectAll()
+    .where('subscription_id', '=', sub.id)
+    .where('cycle', '=', cycle)
+    .forUpdate()
+    .executeTakeFirst();
+  if (!row || row.status !== 'open' || row.payment_id || row.charge_id !== chargeId) return;
+  await sendCycleLink(trx, scope, sub, cycle, row.amount);
+}
+
+/**
+ * A charge of a cycle settled (a listener of the charge machine, in the charge's transaction):
+ * paid pays the cycle; a retriable decline is tried again at +1, +3 and +5 days after the due date;
+ * any other decline (CARD_EXPIRED at once) or the last retry sends the cycle's link instead.
+ */
+export async function followCharge(
+  trx: Transaction<DB>,
+  scope: ServiceScope,
+  charge: { id: string; remarks: string | null },
+  to: string,
+): Promise<void> {
+  if (to !== 'paid' && to !== 'failed') return;
+  const row = await trx.selectFrom('subscription_cycles').selectAll().where('charge_id', '=', charge.id).executeTakeFirst();
+  if (!row) return;
+  if (to === 'paid') return payCycle(trx, scope, row.subscription_id, row.cycle);
+  const sub = await lockSubscription(trx, scope, row.subscription_id);
+  if (!sub || row.status !== 'open') return;
+  const nowAt = await nowFor(trx, scope.deps, sub);
+  const deps = atClock(scope.deps, { now: () => new Date(nowAt) });
+  const retryIn = RETRY_DAYS[row.debit_attempts - 1];
+  if (charge.remarks && RETRIABLE_REMARKS.includes(charge.remarks) && retryIn !== undefined) {
+    const at = new Date(Math.max(nowAt.getTime(), new Date(row.due_at).getTime() + retryIn * DAY_MS));
+    await scheduleFor(trx, deps, sub, DEBIT_CYCLE_JOB, { cycle: row.cycle, attempt: row.debit_attempts + 1, previous_charge_id: charge.id }, at);
+    return;
+  }
+  await fallToLink(trx, { ...scope, db: trx, deps, clockBinding: bindingOf(sub) }, sub.id, row.cycle, charge.id);
 }
 
 export function registerSubscriptionJobs(deps: AppDeps): void {
@@ -259,5 +429,7 @@ export function registerSubscriptionJobs(deps: AppDeps): void {
   deps.jobs.register(BILL_CYCLE_JOB, (payload, job) => runBillCycle(atClock(deps, job.clock), payload));
   deps.jobs.register(CHECK_CYCLE_JOB, (payload, job) => runCheckCycle(atClock(deps, job.clock), payload));
   deps.jobs.register(START_JOB, (payload, job) => runStart(atClock(deps, job.clock), payload));
+  deps.jobs.register(DEBIT_CYCLE_JOB, (payload, job) => runDebitCycle(atClock(deps, job.clock), payload));
   deps.transitions.on(PAYMENT_MACHINE, (trx, scope, payment, t) => followPayment(trx, scope, payment, t.to));
+  deps.transitions.on(CHARGE_MACHINE, (trx, scope, charge, t) => followCharge(trx, scope, charge, t.to));
 }

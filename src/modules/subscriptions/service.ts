@@ -7,7 +7,17 @@ import { assertInScope, inCompany, inTenant, requireUuid } from '../../platform/
 import { insertWithTransition } from '../../platform/state-machine.ts';
 import { normalizeMetadata } from '../../platform/validation.ts';
 import { loadCustomer } from '../customers/service.ts';
-import { anchorOf, lockSubscription, moveSubscription, nowFor, offsetAfterFreeze, scheduleFor, scheduleNextCycle, START_JOB } from './billing.ts';
+import {
+  anchorOf,
+  hasDebitMethod,
+  lockSubscription,
+  moveSubscription,
+  nowFor,
+  offsetAfterFreeze,
+  scheduleFor,
+  scheduleNextCycle,
+  START_JOB,
+} from './billing.ts';
 import { clockOf } from '../test-clocks/service.ts';
 import { addPeriod, formatLocalDate, localDateOf, localInstant, parseLocalDate } from './calendar.ts';
 import { SUBSCRIPTION_MACHINE, type SubscriptionAction } from './lifecycle.ts';
@@ -27,7 +37,7 @@ export const subscriptionList: ListSpec<'status' | 'customer_id' | 'plan_id' | '
 /**
  * POST /subscriptions (docs/subscriptions.md): from a plan (its fields, overridable) or inline. The
  * first cycle is due on start_date, or after the trial; a trial makes it active at its start.
- * auto_debit is refused for now: no rail call can be made from a billing job yet.
+ * auto_debit needs a card or an authorized ACTIVE account of the customer to charge.
  */
 export async function createSubscription(ctx: RequestContext, body: CreateSubscriptionBody): Promise<SubscriptionResponse> {
   const customer = await loadCustomer(ctx, body.customer_id);
@@ -39,8 +49,8 @@ export async function createSubscription(ctx: RequestContext, body: CreateSubscr
   if (!name) errors.name = ['is required without plan_id'];
   if (amount === undefined) errors.amount_in_cents = ['is required without plan_id'];
   if (!frequency) errors.cicle_frequency = ['is required without plan_id'];
-  if (body.payment_mode === 'auto_debit')
-    errors.payment_mode = ['auto_debit is not available yet: use request (each cycle is a payment link sent to the customer)'];
+  if (body.payment_mode === 'auto_debit' && !(await hasDebitMethod(ctx.db, ctx, customer.id)))
+    errors.payment_mode = ['auto_debit needs a card or an ACTIVE bank account of the customer with authorization true'];
   // A customer on a test clock lives in its time: the start date, the schedule and the events.
   const clock = await clockOf(ctx.db, ctx, customer.test_clock);
   const now = clock ? clock.now : ctx.deps.clock.now();
@@ -78,7 +88,7 @@ export async function createSubscription(ctx: RequestContext, body: CreateSubscr
           body.reference_price_in_cents !== undefined ? referencePriceOf(body.reference_price_in_cents) : (plan?.reference_price ?? null),
         frequency: frequency!,
         cycles: body.cicles !== undefined ? cyclesOf(body.cicles) : (plan?.cycles ?? null),
-        payment_mode: 'request',
+        payment_mode: body.payment_mode ?? 'request',
         anchor_date: formatLocalDate(anchor),
         start_date: formatLocalDate(start),
         trial_days: trialDays,

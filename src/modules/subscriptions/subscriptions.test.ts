@@ -291,7 +291,7 @@ describe('subscriptions', () => {
     assert.equal((await cyclePayments(h, co, res.body.id)).length, 1);
   });
 
-  test('validation, auto_debit refused, customer lists and scoping', async () => {
+  test('validation, auto_debit refused without a card or account, customer lists and scoping', async () => {
     expectValidation(await co.req({ url: '/v1/subscriptions', body: { customer_id: customerId } }), 'name', 'amount_in_cents', 'cicle_frequency');
     expectValidation(
       await co.req({

@@ -85,6 +85,9 @@ export interface SubscriptionCyclesTable {
   due_at: Timestamp;
   amount: Money;
   payment_id: string | null;
+  /** auto_debit: the charge of the current debit attempt, and the attempts made (0024). */
+  charge_id: ColumnType<string | null, string | null | undefined, string | null>;
+  debit_attempts: ColumnType<number, number | undefined, number>;
   status: 'open' | 'paid' | 'void';
   paid_at: NullableTimestamp;
   created_at: Timestamp;

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { AppDeps } from '../../platform/context.ts';
 import { ApiError } from '../../platform/errors/api-error.ts';
 import { OperatorInputError } from '../companies/service.ts';
-import { describeFieldErrors, scopeOf } from '../fiscal/operator.ts';
+import { describeFieldErrors, scopeOf } from '../companies/operator.ts';
 import { ADVANCE_JOB, advanceTestClock, createTestClock, getTestClock, runAdvance, type ClockContext, type TestClockResponse } from './service.ts';
 
 export interface TestClockCommand {

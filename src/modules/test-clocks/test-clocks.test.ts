@@ -4,6 +4,9 @@ import { sql } from 'kysely';
 import { createHarness, expectError, expectValidation, type Company, type Harness } from '../../../test/harness.ts';
 import { cycleIndexAt, FREQUENCIES, parseLocalDate, type Frequency } from '../subscriptions/calendar.ts';
 import { ADVANCE_JOB, runAdvance } from './service.ts';
+import { createCard, VISA_EXPIRED } from '../../../test/support/cards.ts';
+
+const VISA_NO_FUNDS = '4000000000009995';
 
 /**
  * Test clocks over HTTP (docs/subscriptions.md "Test clocks"): a customer on a clock, its
@@ -148,6 +151,97 @@ describe('test clocks', () => {
         ['subscription.unpaid', bogota('2028-04-16').toISOString()],
         ['subscription.canceled', bogota('2028-05-16').toISOString()],
       ],
+    );
+  });
+
+  async function cycleCharges(subscriptionId: string) {
+    return h.runtime.deps.database.db
+      .selectFrom('charges')
+      .select(['id', 'status', 'remarks', 'external_id', 'amount', 'created_at'])
+      .where('company_id', '=', co.company.id)
+      .where('external_id', 'like', `${subscriptionId}-%`)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+  }
+
+  async function autoDebit(name: string, card: string, extra: Record<string, unknown> = {}) {
+    const { clock, customer } = await clockCustomer(bogota('2028-09-01', '08:00'), name);
+    await createCard(co, customer, { card_number: card });
+    const sub = await co.req({
+      url: '/v1/subscriptions',
+      body: {
+        customer_id: customer,
+        name: `Débito ${name}`,
+        amount_in_cents: 4_500_000,
+        cicle_frequency: 'monthly',
+        payment_mode: 'auto_debit',
+        ...extra,
+      },
+    });
+    assert.equal(sub.status, 200, sub.raw);
+    assert.equal(sub.body.payment_mode, 'auto_debit');
+    return { clock, customer, sub: sub.body.id as string };
+  }
+
+  test('auto_debit: the card is charged on each due date through the charges module; the last cycle paid finishes it', async () => {
+    const { clock, sub } = await autoDebit('Cumplido', '4242424242424242', { cicles: 3 });
+    await advance(clock, bogota('2028-11-02'));
+    const charges = await cycleCharges(sub);
+    assert.deepEqual(
+      charges.map((c) => [c.status, c.external_id, Number(c.amount), new Date(c.created_at).toISOString()]),
+      [
+        ['paid', `${sub}-1-1`, 4_500_000, bogota('2028-09-01', '08:00').toISOString()],
+        ['paid', `${sub}-2-1`, 4_500_000, bogota('2028-10-01').toISOString()],
+        ['paid', `${sub}-3-1`, 4_500_000, bogota('2028-11-01').toISOString()],
+      ],
+    );
+    const final = (await co.req({ url: `/v1/subscriptions/${sub}` })).body;
+    assert.deepEqual([final.status, final.current_cicle], ['finished', 3]);
+    assert.equal((await openPayments(sub)).length, 0, 'no link when the debit works');
+  });
+
+  test('auto_debit: a retriable decline is retried at +1, +3 and +5 days, then the cycle goes by link; paying it brings the subscription back', async () => {
+    const { clock, sub } = await autoDebit('Sin fondos', VISA_NO_FUNDS);
+    await advance(clock, bogota('2028-09-08'));
+    const charges = await cycleCharges(sub);
+    assert.deepEqual(
+      charges.map((c) => [c.status, c.remarks, c.external_id, new Date(c.created_at).toISOString()]),
+      [
+        ['failed', 'INSUFFICIENT_FUNDS', `${sub}-1-1`, bogota('2028-09-01', '08:00').toISOString()],
+        ['failed', 'INSUFFICIENT_FUNDS', `${sub}-1-2`, bogota('2028-09-02').toISOString()],
+        ['failed', 'INSUFFICIENT_FUNDS', `${sub}-1-3`, bogota('2028-09-04').toISOString()],
+        ['failed', 'INSUFFICIENT_FUNDS', `${sub}-1-4`, bogota('2028-09-06').toISOString()],
+      ],
+    );
+    const links = await openPayments(sub);
+    assert.deepEqual(
+      links.map((p) => p.cycle),
+      [1],
+    );
+    assert.equal((await co.req({ url: `/v1/subscriptions/${sub}` })).body.status, 'pass_due');
+    await payAll(sub);
+    assert.equal((await co.req({ url: `/v1/subscriptions/${sub}` })).body.status, 'active');
+  });
+
+  test('auto_debit: CARD_EXPIRED goes to the link at once; without a card or account auto_debit is refused', async () => {
+    const { clock, sub } = await autoDebit('Vencida', VISA_EXPIRED);
+    await advance(clock, bogota('2028-09-01', '08:01'));
+    assert.deepEqual(
+      (await cycleCharges(sub)).map((c) => [c.status, c.remarks]),
+      [['failed', 'CARD_EXPIRED']],
+    );
+    assert.deepEqual(
+      (await openPayments(sub)).map((p) => p.cycle),
+      [1],
+    );
+    const { customer } = await clockCustomer(bogota('2028-09-01', '08:00'), 'Sin tarjeta');
+    expectValidation(
+      await co.req({
+        url: '/v1/subscriptions',
+        body: { customer_id: customer, name: 'Débito', amount_in_cents: 1000, cicle_frequency: 'monthly', payment_mode: 'auto_debit' },
+      }),
+      'payment_mode',
     );
   });
 
