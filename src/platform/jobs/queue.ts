@@ -160,8 +160,9 @@ export class JobQueue {
    * Runs the jobs bound to a test clock whose simulated time is at or before `until`, one at a time
    * in time order, each with its own time as the handler's clock (so what it schedules lands in
    * the same simulated timeline and runs in this pass too). A failing job is put back and stops
-   * the pass: `failedAt` says where the clock stands. Each job is claimed by deleting it, so two
-   * passes never run one twice.
+   * the pass: `failedAt` says where the clock stands. Each job is leased while it runs and deleted
+   * when it succeeded: a pass killed meanwhile leaves it to the next pass once the lease lapses (the
+   * handlers are idempotent: a billed cycle is never billed again).
    */
   async runClock(
     clockId: string,
@@ -171,6 +172,7 @@ export class JobQueue {
     const db = jobsDb(this.database.db);
     let ran = 0;
     for (let i = 0; i < (opts.maxJobs ?? 10_000); i++) {
+      const now = this.clock.now();
       const next = await db
         .selectFrom('jobs')
         .selectAll()
@@ -182,7 +184,19 @@ export class JobQueue {
         .limit(1)
         .executeTakeFirst();
       if (!next) break;
-      const claimed = await db.deleteFrom('jobs').where('id', '=', next.id).returning('id').executeTakeFirst();
+      if (next.locked_until && new Date(next.locked_until).getTime() > now.getTime()) {
+        // Another pass holds it (a pass of an earlier run whose lease has not lapsed yet).
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        continue;
+      }
+      const token = randomUUID();
+      const claimed = await db
+        .updateTable('jobs')
+        .set({ locked_until: new Date(now.getTime() + this.leaseMs), lease_token: token, attempts: next.attempts + 1 })
+        .where('id', '=', next.id)
+        .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
+        .returning('id')
+        .executeTakeFirst();
       if (!claimed) continue;
       const at = new Date(next.clock_at!);
       await opts.onJob?.(at);
@@ -196,19 +210,15 @@ export class JobQueue {
           signal: new AbortController().signal,
           clock: { now: () => new Date(at) },
         });
+        await db.deleteFrom('jobs').where('id', '=', next.id).where('lease_token', '=', token).execute();
         ran++;
       } catch (error) {
         const message = (error as Error)?.message ?? String(error);
         await db
-          .insertInto('jobs')
-          .values({
-            ...next,
-            payload: JSON.stringify(payload),
-            attempts: next.attempts + 1,
-            last_error: message,
-            locked_until: null,
-            lease_token: null,
-          })
+          .updateTable('jobs')
+          .set({ last_error: message, locked_until: null, lease_token: null })
+          .where('id', '=', next.id)
+          .where('lease_token', '=', token)
           .execute();
         this.logger.warn({ job: next.id, kind: next.kind, clock: clockId, err: message }, 'test-clock job failed; the clock stops before it');
         return { ran, failedAt: at };
