@@ -263,22 +263,38 @@ export async function resendPayment(ctx: RequestContext, id: string, templateId:
     if (!RESENDABLE.includes(current.status))
       throw new ApiError('cant_retry_payment', { message: `The payment is ${current.status}; it cannot be resent.` });
     if (templateId != null) await checkTemplate(trx, templateId, current.channel);
-    const now = ctx.deps.clock.now();
-    const row = await trx
-      .updateTable('payments')
-      .set({
-        resend_count: sql<number>`resend_count + 1`,
-        last_resent_at: now,
-        updated_at: now,
-        ...(templateId != null ? { template_id: templateId } : {}),
-      })
-      .$call(inTenant(ctx))
-      .where('id', '=', current.id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    await recordMessage(trx, ctx, row, 'resend', row.template_id);
-    return toPaymentResponse(row, ctx.deps.config.baseUrl);
+    return toPaymentResponse(await resendIn(trx, { ...ctx, db: trx }, current.id, templateId), ctx.deps.config.baseUrl);
   });
+}
+
+/** Counts a resend and records its message, in the caller's transaction. */
+async function resendIn(trx: Transaction<DB>, scope: ServiceScope, paymentId: string, templateId?: string | null): Promise<PaymentRow> {
+  const now = scope.deps.clock.now();
+  const row = await trx
+    .updateTable('payments')
+    .set({
+      resend_count: sql<number>`resend_count + 1`,
+      last_resent_at: now,
+      updated_at: now,
+      ...(templateId != null ? { template_id: templateId } : {}),
+    })
+    .$call(inTenant(scope))
+    .where('id', '=', paymentId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  await recordMessage(trx, scope, row, 'resend', row.template_id);
+  return row;
+}
+
+/**
+ * A reminder of an unpaid link (a subscription's dunning): sent again by its channel like
+ * POST /payments/{id} without a template; nothing when the payment can no longer be paid.
+ */
+export async function remindPaymentIn(trx: Transaction<DB>, scope: ServiceScope, paymentId: string): Promise<boolean> {
+  const current = await trx.selectFrom('payments').select('status').$call(inTenant(scope)).where('id', '=', paymentId).executeTakeFirst();
+  if (!current || !RESENDABLE.includes(current.status)) return false;
+  await resendIn(trx, scope, paymentId);
+  return true;
 }
 
 /** DELETE /payments/{id}: cancels (payment.deleted); `notify` asks the channel to tell the payer. */

@@ -11,7 +11,7 @@ import { inTenant, type Tenant } from '../../platform/scope.ts';
 import { applyTransition } from '../../platform/state-machine.ts';
 import { customerAsPayer } from '../customers/service.ts';
 import { PAYMENT_MACHINE } from '../payments/lifecycle.ts';
-import { createPaymentIn } from '../payments/service.ts';
+import { createPaymentIn, remindPaymentIn } from '../payments/service.ts';
 import type { PaymentRow } from '../payments/queries.ts';
 import type { PaymentMethod } from '../payments/tables.ts';
 import { cycleDueDate, cycleIndexAt, parseLocalDate, type Frequency, type LocalDate } from './calendar.ts';
@@ -198,12 +198,12 @@ const rowTenant = (sub: SubscriptionRow) => ({ company_id: sub.company_id, envir
 export async function runCheckCycle(deps: AppDeps, payload: Record<string, unknown>): Promise<void> {
   const tenant = tenantOf(payload);
   await deps.database.db.transaction().execute(async (trx) => {
-    const scope: ServiceScope = { ...tenant, db: trx, deps };
     let sub = await lockSubscription(trx, tenant, String(payload.subscription_id));
     if (!sub || !['created', 'active', 'pass_due', 'unpaid'].includes(sub.status)) return;
+    const scope: ServiceScope = { ...tenant, db: trx, deps, clockBinding: bindingOf(sub) };
     const cycle = await trx
       .selectFrom('subscription_cycles')
-      .select('status')
+      .select(['status', 'payment_id'])
       .where('subscription_id', '=', sub.id)
       .where('cycle', '=', Number(payload.cycle))
       .executeTakeFirst();
@@ -218,6 +218,8 @@ export async function runCheckCycle(deps: AppDeps, payload: Record<string, unkno
     else
       sub = await trx.updateTable('subscriptions').set(set).$call(inTenant(tenant)).where('id', '=', sub.id).returningAll().executeTakeFirstOrThrow();
     if (unpaid >= sub.cancel_after_no_payment_before) await moveSubscription(trx, scope, sub, 'give_up');
+    // The reminder: the cycle's link again by the customer's channel (held to the contact hours).
+    if (cycle.payment_id) await remindPaymentIn(trx, scope, cycle.payment_id);
   });
 }
 

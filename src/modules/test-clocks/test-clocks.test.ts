@@ -245,6 +245,56 @@ describe('test clocks', () => {
     );
   });
 
+  test('complex payments, a dunning reminder by the channel, and a cancel that keeps the paid period', async () => {
+    const { clock, customer } = await clockCustomer(bogota('2029-01-05', '10:00'), 'Compleja');
+    const plan = await co.req({
+      url: '/v1/plans',
+      body: {
+        name: 'Plan con descuento',
+        amount_in_cents: 5_000_000,
+        cicle_frequency: 'monthly',
+        complex_payments: [{ amount_in_cents: 2_500_000, apply_on_cicle: 1, for_cicles: 2, label: 'Bienvenida' }],
+      },
+    });
+    assert.equal(plan.status, 200, plan.raw);
+    const sub = (await co.req({ url: '/v1/subscriptions', body: { customer_id: customer, plan_id: plan.body.id, remember_to_pay_before: 0 } })).body;
+    await advance(clock, bogota('2029-01-05', '10:01'));
+    await payAll(sub.id);
+    await advance(clock, bogota('2029-02-05', '10:00'));
+    await payAll(sub.id);
+    // Cycle 3 (full price) is left unpaid: at the end of its due day the subscription is pass_due
+    // and the link goes again by the customer's phone, within the contact hours.
+    await advance(clock, bogota('2029-03-06', '12:00'));
+    const payments = (await co.req({ url: '/v1/payments?per_page=100' })).body.data.filter(
+      (p: { subscription_id: string | null }) => p.subscription_id === sub.id,
+    ) as { id: string; cycle: number; amount: number; status: string; resend_count: number }[];
+    assert.deepEqual(
+      payments.sort((a, b) => a.cycle - b.cycle).map((p) => [p.cycle, p.amount, p.status, p.resend_count]),
+      [
+        [1, 25_000, 'approved', 0],
+        [2, 25_000, 'approved', 0],
+        [3, 50_000, 'pending', 1],
+      ],
+    );
+    const messages = (await co.req({ url: `/v1/payments/${payments.find((p) => p.cycle === 3)!.id}/messages` })).body.data;
+    assert.deepEqual(messages.map((m: { kind: string; channel: string }) => [m.kind, m.channel]).sort(), [
+      ['link', 'messaging'],
+      ['resend', 'messaging'],
+    ]);
+    assert.equal((await co.req({ url: `/v1/subscriptions/${sub.id}` })).body.status, 'pass_due');
+    const canceled = await co.req({ url: `/v1/subscriptions/${sub.id}/cancel`, body: {} });
+    assert.deepEqual(
+      [canceled.status, canceled.body.status, canceled.body.canceled_at],
+      [200, 'canceled', bogota('2029-03-06', '12:00').toISOString()],
+    );
+    await advance(clock, bogota('2029-08-01'));
+    const after = (await co.req({ url: '/v1/payments?per_page=100' })).body.data.filter(
+      (p: { subscription_id: string | null }) => p.subscription_id === sub.id,
+    );
+    assert.equal(after.length, 3, 'nothing billed after the cancel');
+    assert.deepEqual(after.filter((p: { status: string }) => p.status === 'approved').length, 2, 'the paid cycles stay paid');
+  });
+
   test('a deleted clock runs nothing more', async () => {
     const { clock, customer } = await clockCustomer(bogota('2028-06-01', '10:00'), 'Borrado');
     const sub = await co.req({
