@@ -85,6 +85,8 @@ label{display:block;font-weight:600;margin:0 0 .25rem}
 .hint{display:block;color:var(--muted);font-size:.9rem;font-weight:400;margin:0 0 .35rem}
 input,select,textarea{display:block;width:100%;font:inherit;color:var(--fg);background:#fff;border:1px solid var(--line);border-radius:8px;padding:.65rem .75rem;min-height:48px}
 input[aria-invalid=true],select[aria-invalid=true]{border:2px solid var(--error)}
+.check{display:flex;gap:.6rem;align-items:flex-start;font-weight:400}
+.check input{width:1.5rem;height:1.5rem;min-height:0;margin:.1rem 0 0;padding:0;flex:none}
 .field{margin:0 0 1rem}
 .field-error{color:var(--error);font-size:.9rem;margin:.3rem 0 0;font-weight:600}
 .field-error:empty{display:none}

@@ -248,6 +248,37 @@ describe('payer pages in Chromium at 360 px', { skip: SKIP }, () => {
     assert.equal((await paymentStatus(co, p.id)).status, 'approved');
   });
 
+  test('plan page, keyboard only at 360 px: the payer subscribes with Tab, typing, Space and Enter', async () => {
+    const plan = await co.req({ url: '/v1/plans', body: { name: 'Plan Internet Hogar', amount_in_cents: 9_900_000, cicle_frequency: 'monthly' } });
+    assert.equal(plan.status, 200, plan.raw);
+    await open(plan.body.link);
+    assert.match(await text(), /\$ 99\.000 cada mes/);
+    assert.ok((await page.evaluate(() => document.documentElement.scrollWidth)) <= 360, 'no horizontal scrolling at 360 px');
+    let reached = false;
+    for (let i = 0; i < 20 && !reached; i++) {
+      await page.keyboard.press('Tab');
+      reached = (await page.evaluate(() => document.activeElement?.id)) === 'first_name';
+    }
+    assert.ok(reached, 'Tab reaches the name');
+    await page.keyboard.type('Camila');
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('Rojas');
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('310 555 0101');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'acepto', 'the authorization box is next');
+    await page.keyboard.press('Space');
+    await shot('20-plan-page');
+    await page.keyboard.press('Tab');
+    await Promise.all([page.waitForLoadState('load'), page.keyboard.press('Enter')]);
+    await page.waitForSelector('text=Quedaste suscrito');
+    await shot('21-plan-subscribed');
+    const subs = (await co.req({ url: `/v1/subscriptions?filter[plan_id]=${plan.body.id}` })).body.data;
+    assert.equal(subs.length, 1);
+    assert.equal((await co.req({ url: `/v1/customers/${subs[0].customer_id}` })).body.phone, '+573105550101');
+  });
+
   test('bank transfer through the sandbox bank, and the instant-key QR page', async () => {
     const p = await createPayment(co, { title: 'Matrícula 2025-1', allows: ['banklink', 'rtkey'], amount: 1250000 });
     await open(p.payment_link);

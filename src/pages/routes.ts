@@ -34,6 +34,7 @@ import {
   type PayView,
 } from './views.ts';
 import { chargePages } from './charge-pages.ts';
+import { planPages } from './plan-pages.ts';
 import { CHARGE_ID } from '../modules/charges/queries.ts';
 
 /**
@@ -754,5 +755,15 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
       });
     },
     { prefix: '/portal' },
+  );
+
+  await app.register(
+    async (scope) => {
+      addFormParser(scope);
+      pageErrors(scope);
+      pageRateLimit(scope, deps, limiter);
+      planPages(scope, deps, tokens);
+    },
+    { prefix: '/plan' },
   );
 }

@@ -689,3 +689,88 @@ ${fieldError('referencia', errors)}
 }
 
 export { STATUS_NAMES };
+
+// ---------------------------------------------------------------------------------------------
+// The plan page (docs/subscriptions.md "Plan page")
+
+const EVERY: Record<string, string> = {
+  daily: 'cada día',
+  weekly: 'cada semana',
+  biweekly: 'cada dos semanas',
+  monthly: 'cada mes',
+  bimonthly: 'cada dos meses',
+  quarterly: 'cada tres meses',
+  semiannual: 'cada seis meses',
+  annual: 'cada año',
+};
+
+export interface PlanView {
+  id: string;
+  name: string;
+  description: string | null;
+  amount: bigint;
+  currency: string;
+  frequency: string;
+  cycles: number | null;
+  trialDays: number;
+  companyName: string;
+  test: boolean;
+  token: string;
+  values: Record<string, string>;
+  errors: FieldErrors;
+}
+
+const PLAN_LABELS: Record<string, string> = {
+  first_name: 'Nombre',
+  last_name: 'Apellido',
+  phone: 'Celular',
+  email: 'Correo electrónico',
+  acepto: 'Autorización',
+};
+
+export function planPage(v: PlanView): RenderedPage {
+  const terms = [
+    `${money(v.amount, v.currency)} ${EVERY[v.frequency] ?? ''}`,
+    v.cycles ? `durante ${v.cycles} ${v.cycles === 1 ? 'periodo' : 'periodos'}` : 'hasta que canceles',
+    v.trialDays > 0 ? `con ${v.trialDays} días de prueba sin costo` : '',
+  ].filter(Boolean);
+  const input = (id: string, label: string, attrs: string, hint?: string) => html`<div class="field">
+<label for="${id}">${label}</label>
+${hint ? html`<span class="hint" id="${id}-hint">${hint}</span>` : ''}
+<input id="${id}" name="${id}" ${raw(attrs)} value="${v.values[id] ?? ''}" aria-describedby="${describedBy(id, Boolean(hint))}"${invalid(id, v.errors)}>
+${fieldError(id, v.errors)}
+</div>`;
+  const body = html`${v.test ? html`<div class="banner" role="note"><strong>Modo de prueba.</strong> Esta suscripción no cobra dinero real.</div>` : ''}
+<section class="card" aria-labelledby="plan-h">
+<h1 id="plan-h">${v.name}</h1>
+${v.description ? html`<p>${v.description}</p>` : ''}
+<p><strong>${terms.join(', ')}</strong></p>
+<p class="muted small">Antes de cada fecha de pago te enviamos el enlace para pagar por WhatsApp o por correo.</p>
+</section>
+<section class="card" aria-labelledby="form-h">
+<h2 id="form-h">Tus datos</h2>
+${errorSummary(v.errors, PLAN_LABELS)}
+<form method="post" action="/plan/${v.id}" novalidate>
+<input type="hidden" name="token" value="${v.token}">
+${input('first_name', 'Nombre', 'autocomplete="given-name" maxlength="100" required')}
+${input('last_name', 'Apellido', 'autocomplete="family-name" maxlength="100"')}
+${input('phone', 'Celular', 'type="tel" inputmode="tel" autocomplete="tel" maxlength="20"', 'Un celular de Colombia, por ejemplo 300 123 4567. Escribe tu celular, tu correo o ambos.')}
+${input('email', 'Correo electrónico', 'type="email" autocomplete="email" maxlength="255"')}
+<div class="field">
+<label class="check"><input type="checkbox" id="acepto" name="acepto" value="si" aria-describedby="acepto-error"${invalid('acepto', v.errors)}${v.values.acepto ? raw(' checked') : ''}> Autorizo a ${v.companyName} a enviarme los cobros de esta suscripción.</label>
+${fieldError('acepto', v.errors)}
+</div>
+<div class="actions"><button type="submit">Suscribirme</button></div>
+</form>
+</section>`;
+  return page({ title: `${v.name} · ${v.companyName}`, company: v.companyName, body });
+}
+
+export function subscribedPage(v: { planName: string; companyName: string; subscriptionId: string; by: 'phone' | 'email' }): RenderedPage {
+  const body = html`<section class="card state ok" role="status" aria-labelledby="estado-h">${icons.ok}
+<h1 id="estado-h">¡Listo! Quedaste suscrito</h1>
+<p>Te suscribiste a <strong>${v.planName}</strong> de ${v.companyName}. Te enviaremos el enlace de cada pago ${v.by === 'phone' ? 'a tu celular' : 'a tu correo'}.</p>
+<p class="muted small">Número de suscripción: ${v.subscriptionId}</p>
+</section>`;
+  return page({ title: `Suscripción creada · ${v.companyName}`, company: v.companyName, body });
+}

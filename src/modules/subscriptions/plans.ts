@@ -12,6 +12,9 @@ import './tables.ts';
 
 export const PLAN_ID = /^plan_[0-9a-z]{26}$/;
 
+/** The public page where a payer subscribes (docs/subscriptions.md "Plan page"). */
+export const planLink = (baseUrl: string, id: string) => `${baseUrl}/plan/${id}`;
+
 export const planList: ListSpec<'internal_id' | 'cicle_frequency', 'created_at'> = {
   filters: ['internal_id', 'cicle_frequency'],
   sorts: ['created_at'],
@@ -32,7 +35,7 @@ export const cyclesOf = (cicles: number | null | undefined): number | null => (c
 
 export const referencePriceOf = (v: number | string | null | undefined): bigint | null => (v === null || v === undefined ? null : BigInt(v));
 
-export function toPlanResponse(row: PlanRow): PlanResponse {
+export function toPlanResponse(row: PlanRow, baseUrl: string): PlanResponse {
   return {
     id: row.id,
     name: row.name,
@@ -47,8 +50,7 @@ export function toPlanResponse(row: PlanRow): PlanResponse {
     complex_payments: row.complex_payments,
     allows: row.allows ?? [],
     metadata: row.metadata ?? {},
-    // The public subscribe page is not served yet (docs/subscriptions.md).
-    link: null,
+    link: planLink(baseUrl, row.id),
     is_test: row.environment === 'test',
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
@@ -81,7 +83,7 @@ export async function createPlan(ctx: RequestContext, body: CreatePlanBody): Pro
     })
     .returningAll()
     .executeTakeFirstOrThrow();
-  return toPlanResponse(row);
+  return toPlanResponse(row, ctx.deps.config.baseUrl);
 }
 
 export async function loadPlan(db: Executor, scope: Tenant, id: string): Promise<PlanRow> {
@@ -91,7 +93,7 @@ export async function loadPlan(db: Executor, scope: Tenant, id: string): Promise
 }
 
 export async function getPlan(ctx: RequestContext, id: string): Promise<PlanResponse> {
-  return toPlanResponse(await loadPlan(ctx.db, ctx, id));
+  return toPlanResponse(await loadPlan(ctx.db, ctx, id), ctx.deps.config.baseUrl);
 }
 
 export async function listPlans(ctx: RequestContext, query: Record<string, unknown>, path: string) {
@@ -99,7 +101,7 @@ export async function listPlans(ctx: RequestContext, query: Record<string, unkno
   let q = ctx.db.selectFrom('plans').selectAll().$call(inTenant(ctx));
   if (list.filters.internal_id !== undefined) q = q.where('internal_id', '=', list.filters.internal_id);
   if (list.filters.cicle_frequency !== undefined) q = q.where('frequency', '=', list.filters.cicle_frequency);
-  return paginate(q, list, { path, query, table: 'plans', map: toPlanResponse });
+  return paginate(q, list, { path, query, table: 'plans', map: (row) => toPlanResponse(row, ctx.deps.config.baseUrl) });
 }
 
 /**
@@ -140,6 +142,6 @@ export async function updatePlan(ctx: RequestContext, id: string, body: UpdatePl
         .where('status', 'not in', ['canceled', 'finished'])
         .execute();
     }
-    return toPlanResponse(row);
+    return toPlanResponse(row, ctx.deps.config.baseUrl);
   });
 }

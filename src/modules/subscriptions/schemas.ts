@@ -68,7 +68,7 @@ export const planResponse = z.object({
   complex_payments: z.array(complexResponse),
   allows: z.array(z.string()),
   metadata: z.record(z.string(), z.string()),
-  link: z.string().nullable().describe('the public page where a payer subscribes (null: not served yet)'),
+  link: z.string().describe('the public page where a payer subscribes by themselves'),
   is_test: z.boolean(),
   created_at: z.string(),
   updated_at: z.string(),

@@ -70,6 +70,8 @@ export interface SubscriptionsTable {
   period_offset: ColumnType<number, number | undefined, number>;
   /** The customer's test clock (0023): its jobs run in that clock's simulated time. */
   test_clock: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The plan page's form token of a subscription a payer made there (0025). */
+  page_token: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
   canceled_at: NullableTimestamp;
