@@ -184,20 +184,22 @@ describe('test clocks', () => {
     return { clock, customer, sub: sub.body.id as string };
   }
 
-  test('auto_debit: the card is charged on each due date through the charges module; the last cycle paid finishes it', async () => {
-    const { clock, sub } = await autoDebit('Cumplido', '4242424242424242', { cicles: 3 });
-    await advance(clock, bogota('2028-11-02'));
+  test('auto_debit over a year: the card is charged on each due date through the charges module; the last cycle paid finishes it', async () => {
+    const { clock, sub } = await autoDebit('Cumplido', '4242424242424242', { cicles: 12 });
+    await advance(clock, bogota('2029-09-02'));
     const charges = await cycleCharges(sub);
+    const months = ['09', '10', '11', '12', '01', '02', '03', '04', '05', '06', '07', '08'];
     assert.deepEqual(
       charges.map((c) => [c.status, c.external_id, Number(c.amount), new Date(c.created_at).toISOString()]),
-      [
-        ['paid', `${sub}-1-1`, 4_500_000, bogota('2028-09-01', '08:00').toISOString()],
-        ['paid', `${sub}-2-1`, 4_500_000, bogota('2028-10-01').toISOString()],
-        ['paid', `${sub}-3-1`, 4_500_000, bogota('2028-11-01').toISOString()],
-      ],
+      months.map((m, i) => [
+        'paid',
+        `${sub}-${i + 1}-1`,
+        4_500_000,
+        (i === 0 ? bogota('2028-09-01', '08:00') : bogota(`${i < 4 ? 2028 : 2029}-${m}-01`)).toISOString(),
+      ]),
     );
     const final = (await co.req({ url: `/v1/subscriptions/${sub}` })).body;
-    assert.deepEqual([final.status, final.current_cicle], ['finished', 3]);
+    assert.deepEqual([final.status, final.current_cicle], ['finished', 12]);
     assert.equal((await openPayments(sub)).length, 0, 'no link when the debit works');
   });
 
@@ -243,6 +245,31 @@ describe('test clocks', () => {
       }),
       'payment_mode',
     );
+  });
+
+  test('PUT /plans with update_existing_subscriptions: future cycles take the new amount, billed ones keep theirs', async () => {
+    const { clock, customer } = await clockCustomer(bogota('2029-04-01', '09:00'), 'Tarifa');
+    const plan = (await co.req({ url: '/v1/plans', body: { name: 'Plan tarifa', amount_in_cents: 1_000_000, cicle_frequency: 'monthly' } })).body;
+    const other = (await co.req({ url: '/v1/plans', body: { name: 'Plan tarifa', amount_in_cents: 1_000_000, cicle_frequency: 'monthly' } })).body;
+    const sub = (await co.req({ url: '/v1/subscriptions', body: { customer_id: customer, plan_id: plan.id, remember_to_pay_before: 0 } })).body;
+    const untouched = (await co.req({ url: '/v1/subscriptions', body: { customer_id: customer, plan_id: other.id, remember_to_pay_before: 0 } }))
+      .body;
+    await advance(clock, bogota('2029-04-01', '09:01'));
+    const put = await co.req({
+      method: 'PUT',
+      url: `/v1/plans/${plan.id}`,
+      body: { amount_in_cents: 1_200_000, update_existing_subscriptions: true },
+    });
+    assert.equal(put.status, 200, put.raw);
+    await co.req({ method: 'PUT', url: `/v1/plans/${other.id}`, body: { amount_in_cents: 1_200_000 } });
+    await advance(clock, bogota('2029-05-01', '09:00'));
+    const amounts = async (id: string) =>
+      ((await co.req({ url: '/v1/payments?per_page=100' })).body.data as { subscription_id: string; cycle: number; amount: number }[])
+        .filter((p) => p.subscription_id === id)
+        .sort((a, b) => a.cycle - b.cycle)
+        .map((p) => p.amount);
+    assert.deepEqual(await amounts(sub.id), [10_000, 12_000]);
+    assert.deepEqual(await amounts(untouched.id), [10_000, 10_000]);
   });
 
   test('complex payments, a dunning reminder by the channel, and a cancel that keeps the paid period', async () => {
