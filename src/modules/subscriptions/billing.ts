@@ -406,10 +406,11 @@ async function fallToLink(trx: Transaction<DB>, scope: ServiceScope, subscriptio
 export async function followCharge(
   trx: Transaction<DB>,
   scope: ServiceScope,
-  charge: { id: string; remarks: string | null },
+  charge: { id: string; remarks: string | null; external_id: string | null },
   to: string,
 ): Promise<void> {
-  if (to !== 'paid' && to !== 'failed') return;
+  // Only a cycle's debit carries `<subscription>-<cycle>-<attempt>`: other charges cost no query.
+  if ((to !== 'paid' && to !== 'failed') || !charge.external_id?.startsWith('sub_')) return;
   const row = await trx.selectFrom('subscription_cycles').selectAll().where('charge_id', '=', charge.id).executeTakeFirst();
   if (!row) return;
   if (to === 'paid') return payCycle(trx, scope, row.subscription_id, row.cycle);

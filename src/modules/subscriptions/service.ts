@@ -40,8 +40,11 @@ export const subscriptionList: ListSpec<'status' | 'customer_id' | 'plan_id' | '
  * auto_debit needs a card or an authorized ACTIVE account of the customer to charge.
  */
 export async function createSubscription(ctx: RequestContext, body: CreateSubscriptionBody): Promise<SubscriptionResponse> {
-  const customer = await loadCustomer(ctx, body.customer_id);
-  const plan: PlanRow | null = body.plan_id ? await loadPlan(ctx.db, ctx, body.plan_id) : null;
+  // Ids in the body that name nothing in this environment are field errors (422), as in POST /charges.
+  const customer = await orFieldError('customer_id', 'no such customer in this environment', () => loadCustomer(ctx, body.customer_id));
+  const plan: PlanRow | null = body.plan_id
+    ? await orFieldError('plan_id', 'no such plan in this environment', () => loadPlan(ctx.db, ctx, body.plan_id!))
+    : null;
   const errors: FieldErrors = {};
   const name = body.name ?? plan?.name;
   const amount = body.amount_in_cents ?? (plan ? Number(plan.amount) : undefined);
@@ -116,6 +119,15 @@ export async function createSubscription(ctx: RequestContext, body: CreateSubscr
     ctx.notifyWorkers();
     return toSubscriptionResponse(row);
   });
+}
+
+async function orFieldError<T>(field: string, message: string, load: () => Promise<T>): Promise<T> {
+  try {
+    return await load();
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) throw validationError({ [field]: [message] });
+    throw error;
+  }
 }
 
 async function loadSubscription(ctx: RequestContext, id: string): Promise<SubscriptionRow> {

@@ -296,6 +296,17 @@ describe('subscriptions', () => {
     expectValidation(
       await co.req({
         url: '/v1/subscriptions',
+        body: { customer_id: '01890000-0000-7000-8000-000000000000', plan_id: 'plan_00000000000000000000000000' },
+      }),
+      'customer_id',
+    );
+    expectValidation(
+      await co.req({ url: '/v1/subscriptions', body: { customer_id: customerId, plan_id: 'plan_00000000000000000000000000' } }),
+      'plan_id',
+    );
+    expectValidation(
+      await co.req({
+        url: '/v1/subscriptions',
         body: { customer_id: customerId, name: 'Débito', amount_in_cents: 1000, cicle_frequency: 'monthly', payment_mode: 'auto_debit' },
       }),
       'payment_mode',
