@@ -1,27 +1,12 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { ENGINE } from '../../../test/harness.ts';
+import { operatorCli } from '../../../test/support/cli.ts';
 
 /** `recaudo connectors set|show` on the database directly (no server owns it): the API's rules, secrets never printed. */
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'recaudo-connectors-cli-'));
-const env: NodeJS.ProcessEnv = {
-  ...process.env,
-  DATA_DIR: dataDir,
-  DATABASE_URL: ENGINE === 'postgres' ? process.env.TEST_DATABASE_URL : '',
-  LOG_LEVEL: 'warn',
-};
-
-function cli(...args: string[]) {
-  const res = spawnSync(process.execPath, ['bin/recaudo.mjs', ...args], { env, encoding: 'utf8', timeout: 120_000 });
-  return { code: res.status, stdout: res.stdout, stderr: res.stderr };
-}
+const { run: cli, remove } = operatorCli('connectors');
 
 describe('recaudo connectors', () => {
-  after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  after(remove);
 
   test('set validates like the API, show answers a summary without secrets', () => {
     const created = cli('companies', 'create', '--name', 'Conectada SAS', '--json');

@@ -7,7 +7,7 @@ import { assertInScope, inCompany, inTenant, iso, type Tenant } from '../../plat
 import { normalizeMetadata } from '../../platform/validation.ts';
 import type { Frequency } from './calendar.ts';
 import type { CreatePlanBody, PlanResponse, UpdatePlanBody } from './schemas.ts';
-import type { ComplexPayment, PlanRow } from './tables.ts';
+import type { ComplexPayment, PlanRow, SubscriptionRow } from './tables.ts';
 import './tables.ts';
 
 export const PLAN_ID = /^plan_[0-9a-z]{26}$/;
@@ -35,12 +35,9 @@ export const cyclesOf = (cicles: number | null | undefined): number | null => (c
 
 export const referencePriceOf = (v: number | string | null | undefined): bigint | null => (v === null || v === undefined ? null : BigInt(v));
 
-export function toPlanResponse(row: PlanRow, baseUrl: string): PlanResponse {
+/** The billing terms a plan and a subscription present alike (OnePay's spellings). */
+export function billingTermsOf(row: PlanRow | SubscriptionRow) {
   return {
-    id: row.id,
-    name: row.name,
-    description: row.description,
-    internal_id: row.internal_id,
     currency: row.currency,
     amount_in_cents: Number(row.amount),
     reference_price_in_cents: row.reference_price === null ? null : String(row.reference_price),
@@ -50,6 +47,16 @@ export function toPlanResponse(row: PlanRow, baseUrl: string): PlanResponse {
     complex_payments: row.complex_payments,
     allows: row.allows ?? [],
     metadata: row.metadata ?? {},
+  };
+}
+
+export function toPlanResponse(row: PlanRow, baseUrl: string): PlanResponse {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    internal_id: row.internal_id,
+    ...billingTermsOf(row),
     link: planLink(baseUrl, row.id),
     is_test: row.environment === 'test',
     created_at: iso(row.created_at),

@@ -1,5 +1,6 @@
 import { iso } from '../../platform/scope.ts';
 import { cycleDueDate, parseLocalDate, type Frequency } from './calendar.ts';
+import { billingTermsOf } from './plans.ts';
 import type { SubscriptionResponse } from './schemas.ts';
 import type { SubscriptionRow } from './tables.ts';
 
@@ -22,24 +23,16 @@ export function toSubscriptionResponse(row: SubscriptionRow): SubscriptionRespon
     internal_id: row.internal_id,
     plan_id: row.plan_id,
     customer_id: row.customer_id,
-    currency: row.currency,
-    amount_in_cents: Number(row.amount),
-    reference_price_in_cents: row.reference_price === null ? null : String(row.reference_price),
-    cicle_frequency: row.frequency as Frequency,
-    cicles: row.cycles,
+    ...billingTermsOf(row),
     current_cicle: row.current_cycle,
     next_due_date: ahead ? due(row, next) : null,
     payment_mode: row.payment_mode,
     start_date: row.start_date,
     end_date: row.cycles === null ? null : due(row, row.cycles),
-    trial: { has_trial: row.trial_days > 0, trial_days: row.trial_days },
     remember_to_pay_before: row.remember_to_pay_before,
     cancel_after_no_payment_before: row.cancel_after_no_payment_before,
     unpaid_cycles: row.unpaid_cycles,
     test_clock: row.test_clock ?? null,
-    complex_payments: row.complex_payments,
-    allows: row.allows ?? [],
-    metadata: row.metadata ?? {},
     is_test: row.environment === 'test',
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),

@@ -1,31 +1,16 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { ENGINE } from '../../../test/harness.ts';
+import { operatorCli } from '../../../test/support/cli.ts';
 
 /**
  * `recaudo test-clock create|advance` as an operator runs it (no server: the command opens the
  * database itself and runs the advance in its own process). The rules are the API's
  * (test-clocks.test.ts).
  */
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'recaudo-clock-cli-'));
-const env: NodeJS.ProcessEnv = {
-  ...process.env,
-  DATA_DIR: dataDir,
-  DATABASE_URL: ENGINE === 'postgres' ? process.env.TEST_DATABASE_URL : '',
-  LOG_LEVEL: 'warn',
-};
-
-function cli(...args: string[]) {
-  const res = spawnSync(process.execPath, ['bin/recaudo.mjs', ...args], { env, encoding: 'utf8', timeout: 120_000 });
-  return { code: res.status, stdout: res.stdout, stderr: res.stderr };
-}
+const { run: cli, remove } = operatorCli('clock');
 
 describe('recaudo test-clock', () => {
-  after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  after(remove);
 
   test('create, advance with progress, and a refused advance backwards (exit 2)', () => {
     const company = cli('companies', 'create', '--name', 'Relojería SAS', '--json');
