@@ -76,7 +76,9 @@ export async function scheduleNextCycle(trx: Transaction<DB>, deps: AppDeps, sub
   const cycle = nextCycle(sub);
   if (cycle === null) return;
   const due = dueAt(sub, cycle);
-  const sendAt = new Date(Math.max(deps.clock.now().getTime(), due.getTime() - sub.remember_to_pay_before * DAY_MS));
+  // A link goes out remember_to_pay_before days early; a debit is billed on its due date.
+  const early = sub.payment_mode === 'auto_debit' ? 0 : sub.remember_to_pay_before * DAY_MS;
+  const sendAt = new Date(Math.max(deps.clock.now().getTime(), due.getTime() - early));
   await scheduleFor(trx, deps, sub, BILL_CYCLE_JOB, { cycle, due_at: due.toISOString() }, sendAt);
 }
 

@@ -203,6 +203,19 @@ describe('test clocks', () => {
     assert.equal((await openPayments(sub)).length, 0, 'no link when the debit works');
   });
 
+  test('daily auto_debit over a whole year in one advance: 366 charges, one per due date, all paid', async () => {
+    const { clock, sub } = await autoDebit('Diario', '4242424242424242', { cicle_frequency: 'daily', amount_in_cents: 100_000 });
+    await advance(clock, bogota('2029-09-01', '07:00'));
+    const charges = await cycleCharges(sub);
+    const expected = cycleIndexAt(parseLocalDate('2028-09-01')!, 'daily', bogota('2029-09-01', '07:00'));
+    assert.equal(expected, 366);
+    assert.equal(charges.length, expected);
+    assert.ok(charges.every((c) => c.status === 'paid'));
+    assert.equal(new Set(charges.map((c) => c.external_id)).size, expected, 'one charge per cycle');
+    const final = (await co.req({ url: `/v1/subscriptions/${sub}` })).body;
+    assert.deepEqual([final.status, final.current_cicle, final.unpaid_cycles], ['active', expected, 0]);
+  });
+
   test('auto_debit: a retriable decline is retried at +1, +3 and +5 days, then the cycle goes by link; paying it brings the subscription back', async () => {
     const { clock, sub } = await autoDebit('Sin fondos', VISA_NO_FUNDS);
     await advance(clock, bogota('2028-09-08'));
