@@ -28,6 +28,7 @@ import { payerPages } from '../pages/routes.ts';
 import { seedTemplates } from './templates/service.ts';
 import { subscriptionRoutes } from './subscriptions/routes.ts';
 import { testClockRoutes } from './test-clocks/routes.ts';
+import { customerSessionRoutes } from './customer-session/routes.ts';
 import { registerTestClockJobs } from './test-clocks/service.ts';
 import { registerSubscriptionJobs } from './subscriptions/billing.ts';
 
@@ -48,6 +49,7 @@ export const modules: ModuleRegistrar[] = [
   priceRoutes,
   subscriptionRoutes,
   testClockRoutes,
+  customerSessionRoutes,
   fiscalRoutes,
   invoiceRoutes,
   connectorRoutes,

@@ -42,7 +42,8 @@ export interface OutsideCall<Recorded, Outcome, Result> {
 export interface CallOrigin {
   deps: AppDeps;
   record<T>(fn: (trx: Transaction<DB>) => Promise<T>): Promise<T>;
-  commit(resourceId: string): Promise<void>;
+  /** `resourceId`: what a retry of the key answers; none when the answer is the stored response (an error that must stay). */
+  commit(resourceId?: string): Promise<void>;
 }
 
 /** A request: it records in its idempotency transaction and commits it with the key's claim. */

@@ -72,6 +72,14 @@ export const Errors = {
   test_only: def(null, null, 403, 'This endpoint is only for test resources with a test key.'),
   not_resolvable: def(null, null, 422, 'Only an open test payment or charge can be resolved (a payment: pending, in_progress or declined).'),
   feature_disabled: def(null, null, 403, 'This feature is not enabled for the company.'),
+  customer_token_invalid: def(
+    null,
+    null,
+    401,
+    'Send X-Customer-Token: a session token from POST /customers/login/verify, not expired, with the key that made it.',
+  ),
+  login_code_too_soon: def(null, null, 418, 'A login code was sent less than a minute ago; wait before asking for another.'),
+  login_code_invalid: def(null, null, 422, 'The login code is wrong or expired.'),
 
   // Platform codes Recaudo adds where SPEC.md is silent (docs/errors.md)
   malformed_json: def(10005, 'malformed_json', 400, 'The request body is not valid JSON.'),

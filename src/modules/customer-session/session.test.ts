@@ -1,0 +1,79 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHarness, expectError, type Company, type Harness } from '../../../test/harness.ts';
+import { TEST_LOGIN_CODE } from './service.ts';
+
+/** The payer session's login and token (SPEC.md "Customer session"): codes, limits, the token's binding. */
+describe('customer session: login and token', () => {
+  let h: Harness;
+  let co: Company;
+  let other: Company;
+  const PHONE = '+573004445566';
+
+  before(async () => {
+    h = await createHarness();
+    h.clock.freeze();
+    co = await h.company('Tienda Sesión');
+    other = await h.company('Otra Tienda');
+    const c = await co.req({ url: '/v1/customers', body: { first_name: 'Lucía', last_name: 'Mora', phone: PHONE } });
+    assert.equal(c.status, 200, c.raw);
+  });
+  after(() => h.close());
+
+  const minutes = (n: number) => h.clock.advance(n * 60_000);
+
+  test('request: the same answer for a known and an unknown phone; 418 within a minute; 429 past 3 per hour', async () => {
+    const known = await co.req({ url: '/v1/customers/login/request', body: { phone: PHONE } });
+    const unknown = await co.req({ url: '/v1/customers/login/request', body: { phone: '+573009990000' } });
+    assert.deepEqual([known.status, unknown.status], [200, 200]);
+    assert.deepEqual(known.body, unknown.body, 'no phone enumeration');
+    const again = await co.req({ url: '/v1/customers/login/request', body: { phone: PHONE } });
+    expectError(again, 418);
+    assert.equal(again.body.code, undefined, 'no numeric code (SPEC "Errors without a code")');
+    minutes(2);
+    assert.equal((await co.req({ url: '/v1/customers/login/request', body: { phone: PHONE } })).status, 200);
+    minutes(2);
+    assert.equal((await co.req({ url: '/v1/customers/login/request', body: { phone: PHONE } })).status, 200);
+    minutes(2);
+    const limited = await co.req({ url: '/v1/customers/login/request', body: { phone: PHONE } });
+    expectError(limited, 429);
+    assert.ok(Number(limited.headers['retry-after']) > 0);
+    expectError(await co.req({ url: '/v1/customers/login/request', body: { phone: '3004445566' } }), 422, 'validation_error', 10001);
+  });
+
+  test('verify: a wrong code is 422 and counts; the right code gives a 7-day token bound to the key; revoke ends it', async () => {
+    minutes(61);
+    assert.equal((await co.req({ url: '/v1/customers/login/request', body: { phone: PHONE } })).status, 200);
+    const wrong = await co.req({ url: '/v1/customers/login/verify', body: { phone: PHONE, otp: '123456' } });
+    expectError(wrong, 422);
+    assert.equal(wrong.body.code, undefined);
+    expectError(await co.req({ url: '/v1/customers/login/verify', body: { phone: PHONE, otp: TEST_LOGIN_CODE } }), 429);
+    minutes(1);
+    const ok = await co.req({ url: '/v1/customers/login/verify', body: { phone: PHONE, otp: TEST_LOGIN_CODE } });
+    assert.equal(ok.status, 200, ok.raw);
+    assert.match(ok.body.token, /^cst_/);
+    assert.equal(new Date(ok.body.expires_at).getTime() - h.clock.now().getTime(), 7 * 86_400_000);
+    assert.equal(ok.body.customer.phone, PHONE);
+    const token = ok.body.token as string;
+    const session = await co.req({ url: '/v1/customers/session', headers: { 'x-customer-token': token } });
+    assert.equal(session.status, 200, session.raw);
+    assert.equal(session.body.customer.id, ok.body.customer.id);
+    expectError(await co.req({ url: '/v1/customers/session' }), 401);
+    expectError(await other.req({ url: '/v1/customers/session', headers: { 'x-customer-token': token } }), 401);
+    expectError(await co.req({ url: '/v1/customers/session', env: 'live', headers: { 'x-customer-token': token } }), 401);
+    minutes(2);
+    expectError(await co.req({ url: '/v1/customers/login/verify', body: { phone: PHONE, otp: TEST_LOGIN_CODE } }), 422, null);
+    const stored = await h.runtime.deps.database.db
+      .selectFrom('customer_sessions')
+      .select('token_hash')
+      .where('customer_id', '=', ok.body.customer.id)
+      .execute();
+    assert.ok(
+      stored.every((s) => s.token_hash !== token && !s.token_hash.includes(token)),
+      'only the hash is stored',
+    );
+    assert.equal((await co.req({ method: 'DELETE', url: '/v1/customers/session', headers: { 'x-customer-token': token } })).status, 204);
+    expectError(await co.req({ url: '/v1/customers/session', headers: { 'x-customer-token': token } }), 401);
+    h.clock.advance(8 * 86_400_000);
+  });
+});
