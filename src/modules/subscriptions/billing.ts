@@ -14,7 +14,8 @@ import { PAYMENT_MACHINE } from '../payments/lifecycle.ts';
 import { createPaymentIn, remindPaymentIn } from '../payments/service.ts';
 import type { PaymentRow } from '../payments/queries.ts';
 import type { PaymentMethod } from '../payments/tables.ts';
-import { cycleDueDate, cycleIndexAt, parseLocalDate, type Frequency, type LocalDate } from './calendar.ts';
+import { cycleIndexAt, type Frequency } from './calendar.ts';
+import { anchorOf, BILLING_STATUSES, cycleAmount, dueAt, nextCycle } from './cycles.ts';
 import { SUBSCRIPTION_MACHINE, type SubscriptionAction } from './lifecycle.ts';
 import { toSubscriptionResponse } from './present.ts';
 import type { SubscriptionRow } from './tables.ts';
@@ -32,29 +33,6 @@ export const START_JOB = 'subscriptions.start';
 export const DEBIT_CYCLE_JOB = 'subscriptions.debit_cycle';
 
 const DAY_MS = 86_400_000;
-
-export function anchorOf(sub: Pick<SubscriptionRow, 'anchor_date'>): LocalDate {
-  const anchor = parseLocalDate(sub.anchor_date);
-  if (!anchor) throw new Error(`subscription anchor ${sub.anchor_date} is not a date`);
-  return anchor;
-}
-
-/** When cycle `cycle` (1-based) is due: from the anchor, skipping the periods spent frozen. */
-export function dueAt(sub: Pick<SubscriptionRow, 'anchor_date' | 'frequency' | 'period_offset'>, cycle: number): Date {
-  return cycleDueDate(anchorOf(sub), sub.frequency as Frequency, cycle - 1 + sub.period_offset);
-}
-
-/** The amount of a cycle: a complex payment covering it, else the subscription's amount. */
-export function cycleAmount(sub: Pick<SubscriptionRow, 'amount' | 'complex_payments'>, cycle: number): bigint {
-  const override = sub.complex_payments.find((c) => cycle >= c.apply_on_cicle && cycle < c.apply_on_cicle + c.for_cicles);
-  return override ? BigInt(override.amount_in_cents) : sub.amount;
-}
-
-/** The next cycle ahead, or null when the bounded cycles are all billed. */
-export function nextCycle(sub: Pick<SubscriptionRow, 'current_cycle' | 'cycles'>): number | null {
-  const next = sub.current_cycle + 1;
-  return sub.cycles !== null && next > sub.cycles ? null : next;
-}
 
 function payloadOf(sub: SubscriptionRow, extra: Record<string, unknown>): Record<string, unknown> {
   return { company_id: sub.company_id, environment: sub.environment, subscription_id: sub.id, ...extra };
@@ -125,9 +103,9 @@ export async function runBillCycle(deps: AppDeps, payload: Record<string, unknow
     const sub = await lockSubscription(trx, tenant, String(payload.subscription_id));
     const scope: ServiceScope = { ...tenant, db: trx, deps, clockBinding: sub?.test_clock ? { clockId: sub.test_clock } : null };
     // Stale: cancelled, finished or frozen since, or a schedule replaced by an unfreeze.
-    if (!sub || !['created', 'active', 'pass_due', 'unpaid'].includes(sub.status)) return;
-    if (cycle !== sub.current_cycle + 1 || dueAt(sub, cycle).toISOString() !== payload.due_at) return;
+    if (!sub || !BILLING_STATUSES.includes(sub.status)) return;
     const due = dueAt(sub, cycle);
+    if (cycle !== sub.current_cycle + 1 || due.toISOString() !== payload.due_at) return;
     const amount = cycleAmount(sub, cycle);
     const claimed = await trx
       .insertInto('subscription_cycles')
@@ -201,7 +179,7 @@ export async function runCheckCycle(deps: AppDeps, payload: Record<string, unkno
   const tenant = tenantOf(payload);
   await deps.database.db.transaction().execute(async (trx) => {
     let sub = await lockSubscription(trx, tenant, String(payload.subscription_id));
-    if (!sub || !['created', 'active', 'pass_due', 'unpaid'].includes(sub.status)) return;
+    if (!sub || !BILLING_STATUSES.includes(sub.status)) return;
     const scope: ServiceScope = { ...tenant, db: trx, deps, clockBinding: bindingOf(sub) };
     const cycle = await trx
       .selectFrom('subscription_cycles')
@@ -333,7 +311,7 @@ export async function runDebitCycle(deps: AppDeps, payload: Record<string, unkno
     .$call(inTenant(tenant))
     .where('id', '=', String(payload.subscription_id))
     .executeTakeFirst();
-  if (!sub || !['created', 'active', 'pass_due', 'unpaid'].includes(sub.status)) return;
+  if (!sub || !BILLING_STATUSES.includes(sub.status)) return;
   const row = await db
     .selectFrom('subscription_cycles')
     .selectAll()

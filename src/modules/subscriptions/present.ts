@@ -1,19 +1,14 @@
 import { iso } from '../../platform/scope.ts';
-import { cycleDueDate, parseLocalDate, type Frequency } from './calendar.ts';
+import { BILLING_STATUSES, dueAt } from './cycles.ts';
 import { billingTermsOf } from './plans.ts';
 import type { SubscriptionResponse } from './schemas.ts';
 import type { SubscriptionRow } from './tables.ts';
 
-const BILLING = ['created', 'active', 'pass_due', 'unpaid'];
-
-function due(row: SubscriptionRow, cycle: number): string {
-  const anchor = parseLocalDate(row.anchor_date)!;
-  return cycleDueDate(anchor, row.frequency as Frequency, cycle - 1 + row.period_offset).toISOString();
-}
+const due = (row: SubscriptionRow, cycle: number) => dueAt(row, cycle).toISOString();
 
 export function toSubscriptionResponse(row: SubscriptionRow): SubscriptionResponse {
   const next = row.current_cycle + 1;
-  const ahead = BILLING.includes(row.status) && (row.cycles === null || next <= row.cycles);
+  const ahead = BILLING_STATUSES.includes(row.status) && (row.cycles === null || next <= row.cycles);
   return {
     id: row.id,
     status: row.status,

@@ -8,7 +8,6 @@ import { insertWithTransition } from '../../platform/state-machine.ts';
 import { normalizeMetadata } from '../../platform/validation.ts';
 import { loadCustomer } from '../customers/service.ts';
 import {
-  anchorOf,
   hasDebitMethod,
   lockSubscription,
   moveSubscription,
@@ -206,7 +205,6 @@ export async function changeSubscription(ctx: RequestContext, id: string, action
     }
     if (action === 'cancel') return toSubscriptionResponse(await moveSubscription(trx, scope, row, 'cancel', { canceled_at: now }));
     if (action === 'freeze') return toSubscriptionResponse(await moveSubscription(trx, scope, row, 'freeze', { frozen_at: now }));
-    anchorOf(row);
     const moved = await moveSubscription(trx, scope, row, 'unfreeze', { frozen_at: null, period_offset: offsetAfterFreeze(row, now) });
     await scheduleNextCycle(trx, deps, moved);
     ctx.notifyWorkers();
