@@ -35,6 +35,7 @@ import {
 } from './views.ts';
 import { chargePages } from './charge-pages.ts';
 import { planPages } from './plan-pages.ts';
+import { connectPages } from './connect-pages.ts';
 import { CHARGE_ID } from '../modules/charges/queries.ts';
 
 /**
@@ -765,5 +766,15 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
       planPages(scope, deps, tokens);
     },
     { prefix: '/plan' },
+  );
+
+  await app.register(
+    async (scope) => {
+      addFormParser(scope);
+      pageErrors(scope);
+      pageRateLimit(scope, deps, limiter);
+      connectPages(scope, deps, tokens);
+    },
+    { prefix: '/connect' },
   );
 }

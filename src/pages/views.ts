@@ -134,19 +134,19 @@ function flashNotice(v: PayView): Html | '' {
   return '';
 }
 
-function fieldError(id: string, errors: FieldErrors): Html {
+export function fieldError(id: string, errors: FieldErrors): Html {
   return html`<p class="field-error" id="${id}-error">${errors[id] ?? ''}</p>`;
 }
 
-function describedBy(id: string, hint: boolean): string {
+export function describedBy(id: string, hint: boolean): string {
   return hint ? `${id}-hint ${id}-error` : `${id}-error`;
 }
 
-function invalid(id: string, errors: FieldErrors): Html | '' {
+export function invalid(id: string, errors: FieldErrors): Html | '' {
   return errors[id] ? raw(' aria-invalid="true"') : '';
 }
 
-function errorSummary(errors: FieldErrors, labels: Record<string, string>, general?: string): Html | '' {
+export function errorSummary(errors: FieldErrors, labels: Record<string, string>, general?: string): Html | '' {
   const entries = Object.entries(errors);
   if (!entries.length && !general) return '';
   return html`<div class="notice error" role="alert" tabindex="-1" data-error-summary>

@@ -91,7 +91,7 @@ async function requireCustomer(ctx: RequestContext, customerId: string): Promise
  * (docs/connectors.md), else null (the sandbox, or live without a connector: the card is saved
  * here and a charge on it answers rail_not_configured until a connector serves cards).
  */
-async function providerVault(ctx: RequestContext): Promise<Required<Pick<DebitPort, 'tokenizeCard' | 'saveCard'>> | null> {
+export async function providerVault(ctx: RequestContext): Promise<Required<Pick<DebitPort, 'tokenizeCard' | 'saveCard'>> | null> {
   const port = await ctx.deps.rails.connectors.find(ctx, 'card');
   return port?.tokenizeCard && port.saveCard ? (port as Required<Pick<DebitPort, 'tokenizeCard' | 'saveCard'>>) : null;
 }

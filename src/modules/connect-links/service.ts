@@ -8,15 +8,19 @@ import { inTransaction } from '../../platform/db/database.ts';
 import { applyTransition, insertWithTransition, StateMachine } from '../../platform/state-machine.ts';
 import type { ConnectLinkResponse, CreateConnectLinkBody } from './schemas.ts';
 
-type ConnectLinkRow = Selectable<ConnectLinksTable>;
+export type ConnectLinkRow = Selectable<ConnectLinksTable>;
 type ConnectLinkStatus = ConnectLinksTable['status'];
-type ConnectLinkAction = 'create' | 'use' | 'delete';
+type ConnectLinkAction = 'create' | 'use' | 'complete' | 'delete';
 
-/** A connect link's lifecycle (docs/accounts.md "Connect links"); it emits no events. */
+/**
+ * A connect link's lifecycle (docs/accounts.md "Connect links"). A payer's enrollment on the page
+ * (docs/pages.md "Connect-link page") emits `connect_link.completed`: a single-use link is spent
+ * by it (`use`), a reusable one stays active (`complete`).
+ */
 export const CONNECT_LINK_MACHINE = new StateMachine<ConnectLinkStatus, ConnectLinkAction>('connect_link', [
   { from: null, action: 'create', to: 'active', events: [] },
-  // A single-use link is spent by the account it connected.
-  { from: ['active'], action: 'use', to: 'used', events: [] },
+  { from: ['active'], action: 'use', to: 'used', events: ['connect_link.completed'] },
+  { from: ['active'], action: 'complete', to: 'active', events: ['connect_link.completed'] },
   { from: ['active', 'used'], action: 'delete', to: 'deleted', events: [] },
 ]);
 

@@ -1,0 +1,226 @@
+import { createHash } from 'node:crypto';
+import type { Selectable } from 'kysely';
+import { backgroundContext, type AppDeps, type RequestContext } from '../../platform/context.ts';
+import type { Executor } from '../../platform/db/database.ts';
+import { ApiError } from '../../platform/errors/api-error.ts';
+import { prefixedId } from '../../platform/ids.ts';
+import { inTenant, type Tenant } from '../../platform/scope.ts';
+import { applyTransition } from '../../platform/state-machine.ts';
+import { createAccount, getAccount, validateAccount } from '../accounts/service.ts';
+import type { AccountResponse, CreateAccountBody } from '../accounts/schemas.ts';
+import { createCardFromToken, createToken, deleteCard, getCard, providerVault } from '../cards/service.ts';
+import type { CardResponse, CreateTokenBody } from '../cards/schemas.ts';
+import { CONNECT_LINK_MACHINE, toConnectLinkResponse, type ConnectLinkRow } from './service.ts';
+import type { ConnectLinkEnrollmentsTable } from './tables.ts';
+import './tables.ts';
+
+/**
+ * The connect link's payer page (docs/pages.md "Connect-link page"): the customer of the link
+ * enrolls a bank account, a wallet account or a card by themselves. The resource starts exactly as
+ * the API's POST /accounts or POST /tokens + POST /cards/tokenized would (those modules' functions,
+ * their validation, rails and events); this module adds the link's part: one transaction that
+ * locks the link, creates the resource, records the enrollment and moves the link
+ * (`connect_link.completed`), so a single-use link enrolls at most one resource.
+ */
+
+export type EnrollmentRow = Selectable<ConnectLinkEnrollmentsTable>;
+
+/** The token in `url` (32 base62 characters); anything else finds nothing without a query. */
+const LINK_TOKEN = /^[A-Za-z0-9]{32}$/;
+
+export async function findConnectLinkForPage(deps: AppDeps, token: string): Promise<{ link: ConnectLinkRow; companyName: string } | null> {
+  if (!LINK_TOKEN.test(token)) return null;
+  const row = await deps.database.db
+    .selectFrom('connect_links')
+    .innerJoin('companies', 'companies.id', 'connect_links.company_id')
+    .selectAll('connect_links')
+    .select('companies.name as company_name')
+    .where('connect_links.token', '=', token)
+    .executeTakeFirst();
+  if (!row) return null;
+  const { company_name, ...link } = row;
+  return { link: link as ConnectLinkRow, companyName: company_name };
+}
+
+const tenantOf = (link: ConnectLinkRow): Tenant => ({ companyId: link.company_id, environment: link.environment });
+
+/** A request-shaped context of the link's company and environment (the pages have no API key). */
+export function linkContext(deps: AppDeps, link: ConnectLinkRow): RequestContext {
+  return backgroundContext(deps, tenantOf(link));
+}
+
+/** The form's identity: a hash of the page's form token (never the token itself). */
+function formKeyOf(formToken: string): string {
+  return createHash('sha256').update(`connect-form\n${formToken}`).digest('base64url');
+}
+
+function enrollmentByForm(db: Executor, link: ConnectLinkRow, formKey: string): Promise<EnrollmentRow | undefined> {
+  return db
+    .selectFrom('connect_link_enrollments')
+    .selectAll()
+    .$call(inTenant(tenantOf(link)))
+    .where('connect_link_id', '=', link.id)
+    .where('form_key', '=', formKey)
+    .executeTakeFirst();
+}
+
+/** What the payer enrolls: an account (bank or wallet) or a card; the customer is the link's. */
+export type EnrollRequest =
+  { kind: 'account'; account: Pick<CreateAccountBody, 'subtype' | 'bank_id' | 'account_number'> } | { kind: 'card'; card: CreateTokenBody };
+
+export type EnrollOutcome =
+  | { status: 'enrolled'; enrollment: EnrollmentRow; created: boolean }
+  /** The link is used up or deleted (read under its lock). */
+  | { status: 'gone'; link: ConnectLinkRow };
+
+/**
+ * Enrolls the payer's account or card through the link, once per form token. The holder's
+ * authorization is the page's checkbox (the caller checks it). Errors are the API's (validation,
+ * card 10104/10102/10122, rail_not_configured) and nothing is kept when one is thrown.
+ */
+export async function enrollThroughLink(deps: AppDeps, link: ConnectLinkRow, formToken: string, request: EnrollRequest): Promise<EnrollOutcome> {
+  const db = deps.database.db;
+  const formKey = formKeyOf(formToken);
+  const earlier = await enrollmentByForm(db, link, formKey);
+  if (earlier) return { status: 'enrolled', enrollment: earlier, created: false };
+  if (link.status !== 'active') return { status: 'gone', link };
+
+  const ctx = linkContext(deps, link);
+  // Card data becomes a token first, outside any transaction (a connector's vault is called here),
+  // as a browser does with POST /tokens; the card number lives only in this request.
+  let cardToken: string | null = null;
+  let vaultedCard: CardResponse | null = null;
+  if (request.kind === 'card') {
+    cardToken = (await createToken(ctx, request.card)).id;
+    // A connector keeps cards at the provider: saving calls it, so it too runs outside the
+    // link's transaction; if the link is gone meanwhile that card is deleted again.
+    if (await providerVault(ctx)) {
+      vaultedCard = await createCardFromToken(ctx, { card_token: cardToken, customer_id: link.customer_id, authorization: true });
+    }
+  }
+
+  const afterCommit: (() => void)[] = [];
+  let outcome: EnrollOutcome;
+  try {
+    outcome = await db.transaction().execute(async (trx): Promise<EnrollOutcome> => {
+      // The link's row lock orders every enrollment of one link: a used-up link is seen as such.
+      const locked = await trx
+        .selectFrom('connect_links')
+        .selectAll()
+        .$call(inTenant(tenantOf(link)))
+        .where('id', '=', link.id)
+        .forUpdate()
+        .executeTakeFirstOrThrow();
+      const twin = await enrollmentByForm(trx, link, formKey);
+      if (twin) return { status: 'enrolled', enrollment: twin, created: false };
+      if (locked.status !== 'active') return { status: 'gone', link: locked };
+
+      const inner: RequestContext = { ...ctx, db: trx, afterCommit: (fn) => afterCommit.push(fn) };
+      let account: AccountResponse | null = null;
+      let card: CardResponse | null = vaultedCard;
+      if (request.kind === 'account') {
+        account = await createAccount(inner, { ...request.account, customer_id: link.customer_id, authorization: true });
+      } else if (!card) {
+        card = await createCardFromToken(inner, { card_token: cardToken!, customer_id: link.customer_id, authorization: true });
+      }
+      const now = deps.clock.now();
+      const enrollment = await trx
+        .insertInto('connect_link_enrollments')
+        .values({
+          company_id: link.company_id,
+          environment: link.environment,
+          id: prefixedId('cle', now.getTime()),
+          connect_link_id: link.id,
+          form_key: formKey,
+          account_id: account?.id ?? null,
+          card_id: card?.id ?? null,
+          created_at: now,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await applyTransition(trx, inner, CONNECT_LINK_MACHINE, {
+        table: 'connect_links',
+        row: locked,
+        action: locked.single_use ? 'use' : 'complete',
+        now,
+        touch: false,
+        set: () => ({ uses: locked.uses + 1 }),
+        present: (row) => ({ ...toConnectLinkResponse(row, deps.config.baseUrl), account, card }),
+      });
+      return { status: 'enrolled', enrollment, created: true };
+    });
+  } catch (error) {
+    if (vaultedCard) await deleteCard(ctx, vaultedCard.id);
+    // The same form sent twice at once: the other request's enrollment is the answer.
+    const twin = error instanceof ApiError ? undefined : await enrollmentByForm(db, link, formKey);
+    if (twin) return { status: 'enrolled', enrollment: twin, created: false };
+    throw error;
+  }
+  for (const fn of afterCommit) fn();
+  if (vaultedCard && !(outcome.status === 'enrolled' && outcome.enrollment.card_id === vaultedCard.id)) await deleteCard(ctx, vaultedCard.id);
+  return outcome;
+}
+
+/** The link's enrollment of this account (the wallet OTP step), or undefined. */
+export function enrollmentOfAccount(deps: AppDeps, link: ConnectLinkRow, accountId: string): Promise<EnrollmentRow | undefined> {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(accountId)) return Promise.resolve(undefined);
+  return deps.database.db
+    .selectFrom('connect_link_enrollments')
+    .selectAll()
+    .$call(inTenant(tenantOf(link)))
+    .where('connect_link_id', '=', link.id)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+}
+
+/** The link's latest enrollment (a used link opened again), or undefined. */
+export function latestEnrollment(deps: AppDeps, link: ConnectLinkRow): Promise<EnrollmentRow | undefined> {
+  return deps.database.db
+    .selectFrom('connect_link_enrollments')
+    .selectAll()
+    .$call(inTenant(tenantOf(link)))
+    .where('connect_link_id', '=', link.id)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .executeTakeFirst();
+}
+
+/** The enrolled resource as the API shows it (null: deleted since). */
+export async function enrolledResource(
+  deps: AppDeps,
+  link: ConnectLinkRow,
+  enrollment: EnrollmentRow,
+): Promise<{ account: AccountResponse | null; card: CardResponse | null }> {
+  const ctx = linkContext(deps, link);
+  const gone = (error: unknown) => {
+    if (error instanceof ApiError && error.status === 404) return null;
+    throw error;
+  };
+  return {
+    account: enrollment.account_id ? await getAccount(ctx, enrollment.account_id).catch(gone) : null,
+    card: enrollment.card_id ? await getCard(ctx, enrollment.card_id).catch(gone) : null,
+  };
+}
+
+/** The wallet account's code (POST /accounts/{id}/validate): the account as it is afterwards. */
+export function confirmEnrolledAccount(deps: AppDeps, link: ConnectLinkRow, enrollment: EnrollmentRow, otp: string): Promise<AccountResponse> {
+  return validateAccount(linkContext(deps, link), enrollment.account_id!, otp);
+}
+
+/**
+ * Where the payer goes after enrolling: the link's `redirect_url` with `connect_link_id` and
+ * `account_id` or `card_id` added to its query (docs/pages.md), or null without one.
+ */
+export function completionRedirect(link: ConnectLinkRow, enrollment: EnrollmentRow): string | null {
+  if (!link.redirect_url) return null;
+  let target: URL;
+  try {
+    target = new URL(link.redirect_url);
+  } catch {
+    return null;
+  }
+  target.searchParams.set('connect_link_id', link.id);
+  if (enrollment.account_id) target.searchParams.set('account_id', enrollment.account_id);
+  if (enrollment.card_id) target.searchParams.set('card_id', enrollment.card_id);
+  return target.toString();
+}

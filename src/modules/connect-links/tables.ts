@@ -1,0 +1,25 @@
+import type { ColumnType } from 'kysely';
+import type { Environment } from '../../platform/db/schema.ts';
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+
+/**
+ * What a payer enrolled on a connect link's page (migrations/0028_connect_link_page.sql): the
+ * account or the card, once per form (`form_key`, a hash of the page's form token).
+ */
+export interface ConnectLinkEnrollmentsTable {
+  company_id: string;
+  environment: Environment;
+  id: string;
+  connect_link_id: string;
+  form_key: string;
+  account_id: string | null;
+  card_id: string | null;
+  created_at: Timestamp;
+}
+
+declare module '../../platform/db/schema.ts' {
+  interface DB {
+    connect_link_enrollments: ConnectLinkEnrollmentsTable;
+  }
+}
