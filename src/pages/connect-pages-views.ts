@@ -113,7 +113,7 @@ ${field(
   'Número de cuenta',
   errors,
   (a) => html`<input ${a} inputmode="numeric" autocomplete="off" maxlength="30" required value="${values.account_number ?? ''}">`,
-  'Solo los números, sin puntos ni guiones (de 4 a 20 dígitos).',
+  'De 4 a 20 dígitos, como aparece en tu banco (con o sin espacios).',
 )}
 ${authorization(
   'acepto_cuenta',

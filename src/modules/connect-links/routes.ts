@@ -14,7 +14,8 @@ export function connectLinkRoutes(app: FastifyInstance): void {
     schema: {
       tags,
       summary: 'Create a connect link',
-      description: 'A page where the customer connects a bank account themselves; send them `url`.',
+      description:
+        'A page where the customer enrolls a bank account, a Nequi or Daviplata account or a card themselves; send them `url`. Each enrollment emits `connect_link.completed`.',
       body: createConnectLinkBody,
       response: { 200: connectLinkResponse, ...errorResponses(401, 404, 409, 422) },
     },

@@ -5,7 +5,7 @@ export const CONNECT_LINK_STATUSES = ['active', 'used', 'deleted'] as const;
 
 export const createConnectLinkBody = z.object({
   customer_id: uuid.describe('the customer whose account the payer will connect'),
-  single_use: z.boolean().describe('true: the link stops working after one account is connected'),
+  single_use: z.boolean().describe('true: the link stops working after one account or card is enrolled'),
   redirect_url: httpsUrl(255).nullish().describe('https, at most 255 characters; where the payer goes after connecting'),
 });
 export type CreateConnectLinkBody = z.infer<typeof createConnectLinkBody>;
