@@ -79,6 +79,9 @@ export interface Config {
   requestTimeoutMs: number;
   /** Requests per minute per client address on the payer pages (/pay, /portal); beyond it a 429 page. */
   pagesRateLimit: number;
+  /** Login codes sent per client address per 24 h, and per company and environment per 24 h (docs/session.md). */
+  loginCodesPerIpDay: number;
+  loginCodesPerCompanyDay: number;
   /** Which proxies' X-Forwarded-For to believe for the client address (Fastify `trustProxy`). */
   trustProxy: boolean | number | string[];
   /** Signs the payer pages' form tokens (docs/pages.md); the same in every API process. Random per start when unset. */
@@ -238,6 +241,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken: env.METRICS_TOKEN || undefined,
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 30_000, 0),
     pagesRateLimit: int(env, 'PAGES_RATE_LIMIT', 300, 1),
+    loginCodesPerIpDay: int(env, 'LOGIN_CODES_PER_IP_DAY', 200, 1),
+    loginCodesPerCompanyDay: int(env, 'LOGIN_CODES_PER_COMPANY_DAY', 5000, 1),
     trustProxy: trustProxy(env),
     pagesSecret: env.PAGES_SECRET || undefined,
     ...railsConfig(env),

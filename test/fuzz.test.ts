@@ -6,6 +6,7 @@ import { Errors, type ErrorDef } from '../src/platform/errors/registry.ts';
 import { cardBody, createCard } from './support/cards.ts';
 import { banklinkBody, BANCOLOMBIA, chargeBody, createAccount, DAVIPLATA, walletAccount } from './support/charges.ts';
 import { drainJobs, invoiceableCustomer, LINES } from './support/invoices.ts';
+import { insertCampaignFixture } from './support/campaigns.ts';
 
 /**
  * Schema-driven fuzz of every operation of /v1/openapi.json (issue 11's acceptance): for each
@@ -238,6 +239,8 @@ interface Fixtures {
   subscriptionToFreeze: string;
   subscriptionFrozen: string;
   testClock: string;
+  campaign: string;
+  campaignToCancel: string;
 }
 
 const RESOLUTION = {
@@ -339,6 +342,8 @@ async function makeFixtures(h: Harness, co: Company, tag: string): Promise<Fixtu
     subscriptionToFreeze,
     subscriptionFrozen,
     testClock,
+    campaign: await insertCampaignFixture(h, co, tag),
+    campaignToCancel: await insertCampaignFixture(h, co, `${tag}-cancel`),
   };
   for (const [k, v] of Object.entries(fx)) assert.ok(typeof v === 'string' && v, `fixture ${k} of ${tag}`);
   return fx;
@@ -361,6 +366,7 @@ function pathIds(path: string, fx: Fixtures): Record<string, string> | undefined
   if (path === '/v1/subscriptions/{id}/cancel') return { id: fx.subscriptionToCancel };
   if (path === '/v1/subscriptions/{id}/freeze') return { id: fx.subscriptionToFreeze };
   if (path === '/v1/subscriptions/{id}/unfreeze') return { id: fx.subscriptionFrozen };
+  if (path === '/v1/campaigns/{id}/cancel') return { id: fx.campaignToCancel };
   if (path.startsWith('/v1/request-to-pay/walleta/')) return { id: fx.walleta };
   if (path.startsWith('/v1/request-to-pay/walletb/')) return { id: fx.walletb };
   if (path.startsWith('/v1/webhooks/{id}/deliveries/{delivery_id}')) return { id: fx.webhook, delivery_id: fx.delivery };
@@ -382,6 +388,7 @@ function pathIds(path: string, fx: Fixtures): Record<string, string> | undefined
     plans: fx.plan,
     subscriptions: fx.subscription,
     'test-clocks': fx.testClock,
+    campaigns: fx.campaign,
   };
   const id = byCollection[path.split('/')[2]];
   const names = [...path.matchAll(/\{([^}]+)\}/g)].map((x) => x[1]);

@@ -29,8 +29,10 @@ import { seedTemplates } from './templates/service.ts';
 import { subscriptionRoutes } from './subscriptions/routes.ts';
 import { testClockRoutes } from './test-clocks/routes.ts';
 import { customerSessionRoutes } from './customer-session/routes.ts';
+import { registerSessionReplies } from './customer-session/payer.ts';
 import { registerTestClockJobs } from './test-clocks/service.ts';
 import { registerSubscriptionJobs } from './subscriptions/billing.ts';
+import { campaignRoutes, registerCampaignJobs } from './campaigns/routes.ts';
 
 /** Every domain module's routes, in one list the app factory registers under /v1. */
 export const modules: ModuleRegistrar[] = [
@@ -54,6 +56,7 @@ export const modules: ModuleRegistrar[] = [
   invoiceRoutes,
   connectorRoutes,
   walletRoutes,
+  campaignRoutes,
 ];
 
 /** Payer-facing HTML pages (hosted payment page, payment portal), outside /v1 and without an API key. */
@@ -77,4 +80,6 @@ export function registerJobHandlers(deps: AppDeps): void {
   registerLedgerJobs(deps);
   registerSubscriptionJobs(deps);
   registerTestClockJobs(deps);
+  registerSessionReplies(deps);
+  registerCampaignJobs(deps);
 }

@@ -451,3 +451,16 @@ function insertTokenizedCard(
     .returningAll()
     .executeTakeFirstOrThrow();
 }
+
+/** The customer's saved cards, newest first (the payer session's payment methods). */
+export async function cardsOfCustomer(db: Executor, scope: Tenant, customerId: string): Promise<CardRow[]> {
+  return db
+    .selectFrom('cards')
+    .selectAll()
+    .$call(inTenant(scope))
+    .where('customer_id', '=', customerId)
+    .where('deleted_at', 'is', null)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
+}

@@ -16,7 +16,7 @@ import { toChargeResponse, type ChargeRow } from './present.ts';
 import { findCharge, lockCharge } from './queries.ts';
 import type { ChargeResponse } from './schemas.ts';
 import { EXPIRE_JOB, jobPayload, RECONCILE_JOB } from './jobs.ts';
-import type { ChargesTable, PayerMethod } from './tables.ts';
+import { isPayerMethod, type ChargesTable, type PayerMethod } from './tables.ts';
 import { askRail, requestOrigin, runOutsideCall, settleAlone } from '../../platform/outside-call.ts';
 import { applyChargeTransition, insertCharge } from './transition.ts';
 
@@ -377,7 +377,12 @@ export async function runExpire(deps: AppDeps, payload: Record<string, unknown>)
     await deps.jobs.enqueue(deps.database.db, EXPIRE_JOB, payload, new Date(charge.expires_at));
     return;
   }
-  const rail = await chargeRail(deps, scope, charge.payment_method_type as PayerMethod);
+  if (!isPayerMethod(charge.payment_method_type)) {
+    // A card charge held for the payer's approval (held.ts): the rail never had it; it just fails.
+    if (charge.status === 'created') await settlePayerCharge(deps, scope, charge.id, { status: 'expired' });
+    return;
+  }
+  const rail = await chargeRail(deps, scope, charge.payment_method_type);
   if (rail.poll && charge.status === 'processing') {
     // A provider's session may still be paid after our deadline: its word decides, never a guess.
     const polled = await askRail(deps, charge.payment_method_type, () => rail.poll!(charge.id));

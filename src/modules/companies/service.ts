@@ -102,3 +102,10 @@ export async function setCompany(
   const threshold = row.cashout_approval_threshold;
   return { company: { id: row.id, name: row.name, cashout_approval_threshold: threshold === null ? null : Number(threshold) / 100 } };
 }
+
+/** Whether the operator enabled `feature` for the company (`recaudo companies create --feature`). */
+export async function companyHasFeature(db: Executor, companyId: string, feature: string): Promise<boolean> {
+  const row = await db.selectFrom('companies').select('features').where('id', '=', companyId).executeTakeFirst();
+  const features: unknown = row?.features;
+  return Array.isArray(features) && features.includes(feature);
+}

@@ -11,7 +11,7 @@ import type { CustomerResponse } from '../customers/schemas.ts';
 import './tables.ts';
 
 /**
- * The payer session (SPEC.md "Customer session", PRODUCT.md "Payer session", docs/sessions.md): a
+ * The payer session (SPEC.md "Customer session", PRODUCT.md "Payer session", docs/session.md): a
  * customer proves their phone with a one-time code and gets a token (X-Customer-Token) for the
  * session endpoints. Codes and tokens are stored as SHA-256 hashes only. Every request and
  * verification is recorded by phone, known or not, so the answers never tell whether a phone
@@ -53,12 +53,44 @@ async function limitByPhone(db: Executor, ctx: Tenant & { now: Date }, phone: st
   }
 }
 
+const DAY_MS = 86_400_000;
+
+/**
+ * The daily caps on codes sent, against SMS pumping: per client address (any company) and per
+ * company and environment. Checked before the phone is looked up, so a capped request answers 429
+ * whether or not the phone is a customer's (no enumeration).
+ */
+async function capCodesSent(db: Executor, ctx: RequestContext, ip: string, now: Date): Promise<void> {
+  const since = new Date(now.getTime() - DAY_MS);
+  const caps = [
+    { max: ctx.deps.config.loginCodesPerIpDay, q: db.selectFrom('customer_login_codes').where('ip', '=', ip) },
+    { max: ctx.deps.config.loginCodesPerCompanyDay, q: db.selectFrom('customer_login_codes').$call(inTenant(ctx)) },
+  ];
+  for (const { max, q } of caps) {
+    // The max-th newest code in the window: while it is in the window, the cap is reached.
+    const edge = await q
+      .select('created_at')
+      .where('created_at', '>', since)
+      .orderBy('created_at', 'desc')
+      .offset(max - 1)
+      .limit(1)
+      .executeTakeFirst();
+    if (edge) {
+      const retry = Math.max(1, Math.ceil((new Date(edge.created_at).getTime() + DAY_MS - now.getTime()) / 1000));
+      throw new ApiError('rate_limited', {
+        message: 'Too many login codes were sent today from this address or for this company; retry later.',
+        headers: { 'retry-after': String(retry), 'x-ratelimit-limit': String(max), 'x-ratelimit-remaining': '0' },
+      });
+    }
+  }
+}
+
 /**
  * POST /customers/login/request: 200 whatever the phone. Asked again within a minute: 418 (the
  * earlier code still stands). A customer of the key's company and environment with that phone gets
  * a 6-digit code by the messaging rail (in the test environment the code is 000000).
  */
-export async function requestLoginCode(ctx: RequestContext, phone: string): Promise<{ message: string }> {
+export async function requestLoginCode(ctx: RequestContext, phone: string, ip: string): Promise<{ message: string }> {
   const now = ctx.deps.clock.now();
   const scope = { companyId: ctx.companyId, environment: ctx.environment, now };
   const sent = await inTransaction(ctx.db, async (trx) => {
@@ -72,6 +104,7 @@ export async function requestLoginCode(ctx: RequestContext, phone: string): Prom
       .executeTakeFirst();
     if (last && now.getTime() - new Date(last.at).getTime() < RESEND_AFTER_MS) throw new ApiError('login_code_too_soon');
     await limitByPhone(trx, scope, phone, 'request', true);
+    await capCodesSent(trx, ctx, ip, now);
     await trx
       .insertInto('customer_login_attempts')
       .values({ company_id: ctx.companyId, environment: ctx.environment, phone, kind: 'request', at: now })
@@ -96,6 +129,7 @@ export async function requestLoginCode(ctx: RequestContext, phone: string): Prom
         customer_id: customer.id,
         phone,
         code_hash: hash(`${id}:${code}`),
+        ip,
         expires_at: new Date(now.getTime() + CODE_TTL_MS),
         used_at: null,
         created_at: now,

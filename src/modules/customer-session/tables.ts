@@ -12,6 +12,8 @@ export interface CustomerLoginCodesTable {
   customer_id: string;
   phone: string;
   code_hash: string;
+  /** The client address that asked for it (migrations/0027): the per-address daily cap counts these. */
+  ip: string | null;
   wrong_attempts: ColumnType<number, number | undefined, number>;
   expires_at: Timestamp;
   used_at: NullableTimestamp;

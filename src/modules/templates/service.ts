@@ -69,3 +69,15 @@ export async function findTemplate(db: Executor, id: string): Promise<TemplateRo
   if (id.length > 100) return undefined;
   return db.selectFrom('message_templates').selectAll().where('id', '=', id).executeTakeFirst();
 }
+
+/** A template a payment or a campaign may use (`selectable`), by its id or its name; else undefined. */
+export async function findSelectableTemplate(db: Executor, idOrName: string): Promise<TemplateRow | undefined> {
+  if (idOrName.length > 100) return undefined;
+  return db
+    .selectFrom('message_templates')
+    .selectAll()
+    .where('selectable', '=', true)
+    .where((eb) => eb.or([eb('id', '=', idOrName), eb('name', '=', idOrName)]))
+    .orderBy('id')
+    .executeTakeFirst();
+}

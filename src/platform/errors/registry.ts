@@ -80,6 +80,13 @@ export const Errors = {
   ),
   login_code_too_soon: def(null, null, 418, 'A login code was sent less than a minute ago; wait before asking for another.'),
   login_code_invalid: def(null, null, 422, 'The login code is wrong or expired.'),
+  session_charge_refused: def(
+    null,
+    null,
+    422,
+    'The session charge cannot be made: the payment method is not a saved card of this customer, the card expired, or a charge is already waiting for approval.',
+  ),
+  session_charge_not_found: def(null, null, 404, 'The charge does not exist or is not a charge of the session’s customer.'),
 
   // Platform codes Recaudo adds where SPEC.md is silent (docs/errors.md)
   malformed_json: def(10005, 'malformed_json', 400, 'The request body is not valid JSON.'),
@@ -96,6 +103,12 @@ export const Errors = {
     'The available balance is not enough for this operation (a refund, a reversal, a cash-out).',
   ),
   body_too_deep: def(10011, 'body_too_deep', 400, 'The request body nests objects and arrays more than 64 levels deep.'),
+  media_unreachable: def(
+    10012,
+    'media_unreachable',
+    422,
+    'The campaign media URL could not be fetched (connection refused, no answer in time, or a non-2xx answer); nothing was created.',
+  ),
   rail_not_configured: def(
     10900,
     'rail_not_configured',
@@ -127,6 +140,8 @@ export const Errors = {
     422,
     "The subscription's status does not allow this action.",
   ),
+  // PRODUCT.md "Campaigns"
+  campaign_not_cancellable: def(10700, 'campaign_not_cancellable', 422, 'Only a queued or sending campaign can be cancelled.'),
   // 10500 is PRODUCT.md's balance_is_empty: a bug's 500 has a code of its own.
   internal_error: def(90000, 'internal_error', 500, 'An unexpected error occurred; it has been logged with the request id.'),
 } as const satisfies Record<string, ErrorDef>;
