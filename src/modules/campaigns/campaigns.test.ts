@@ -285,12 +285,18 @@ describe('campaigns', () => {
       await runDueDispatches(h, c);
       const sent = await sentFor(h, id);
       assert.equal(sent.length, 5);
+      assert.deepEqual(sent.map((m) => m.to).sort(), [...p, failing, replying].sort());
+      // First in, first out: the request's order, two in the burst then one per 500 ms.
+      const rows = await messages(h, id);
       assert.deepEqual(
-        sent.map((m) => m.to),
+        rows.map((m) => m.recipient),
         [...p, failing, replying],
-        'in the order of the request',
       );
-      assert.equal(sent[0].template, 'cobro_factura');
+      assert.deepEqual(
+        rows.map((m) => new Date(m.sent_at!).getTime() - t0),
+        [0, 0, 500, 1000, 1500],
+      );
+      assert.ok(sent.every((m) => m.template === 'cobro_factura'));
       assert.equal(sent[0].variables?.optional_1, 'Este mes tienes 10 % de descuento.');
       assert.equal(sent[0].variables?.image_url, media.url('/ok.png'));
       assert.match(sent[0].text, /Campañas SAS.*10 % de descuento/s);
