@@ -82,6 +82,9 @@ export interface Config {
   /** Login codes sent per client address per 24 h, and per company and environment per 24 h (docs/session.md). */
   loginCodesPerIpDay: number;
   loginCodesPerCompanyDay: number;
+  /** SPEC's per-customer session limits: reads (GET /customers/session/*) and writes (both POSTs) per minute. */
+  sessionReadsPerMinute: number;
+  sessionWritesPerMinute: number;
   /** Which proxies' X-Forwarded-For to believe for the client address (Fastify `trustProxy`). */
   trustProxy: boolean | number | string[];
   /** Signs the payer pages' form tokens (docs/pages.md); the same in every API process. Random per start when unset. */
@@ -243,6 +246,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     pagesRateLimit: int(env, 'PAGES_RATE_LIMIT', 300, 1),
     loginCodesPerIpDay: int(env, 'LOGIN_CODES_PER_IP_DAY', 200, 1),
     loginCodesPerCompanyDay: int(env, 'LOGIN_CODES_PER_COMPANY_DAY', 5000, 1),
+    sessionReadsPerMinute: int(env, 'SESSION_READS_PER_MINUTE', 30, 1),
+    sessionWritesPerMinute: int(env, 'SESSION_WRITES_PER_MINUTE', 5, 1),
     trustProxy: trustProxy(env),
     pagesSecret: env.PAGES_SECRET || undefined,
     ...railsConfig(env),

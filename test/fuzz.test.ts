@@ -241,6 +241,9 @@ interface Fixtures {
   testClock: string;
   campaign: string;
   campaignToCancel: string;
+  /** X-Customer-Token of the fixture customer (the session routes), and a card token for them. */
+  sessionToken: string;
+  sessionCardToken: string;
 }
 
 const RESOLUTION = {
@@ -264,7 +267,9 @@ async function makeFixtures(h: Harness, co: Company, tag: string): Promise<Fixtu
   const webhook = (
     await ok({ url: '/v1/webhooks', body: { name: `Fuzz ${tag}`, url: 'http://localhost:9/hook', events: ['charge.created', 'charge.paid'] } })
   ).data.id;
-  const customer = (await invoiceableCustomer(co, { first_name: tag, email: `${tag.toLowerCase()}.fuzz@example.com` })).id;
+  const fixtureCustomer = await invoiceableCustomer(co, { first_name: tag, email: `${tag.toLowerCase()}.fuzz@example.com` });
+  const customer = fixtureCustomer.id as string;
+  const customerPhone = fixtureCustomer.phone as string;
   const card = (await createCard(co, customer)).id;
   const account = await createAccount(h, co, customer);
   await walletAccount(co, customer, WALLET_PHONE.slice(3)); // ACTIVE Nequi account: walletb needs one
@@ -342,12 +347,26 @@ async function makeFixtures(h: Harness, co: Company, tag: string): Promise<Fixtu
     subscriptionToFreeze,
     subscriptionFrozen,
     testClock,
+    sessionToken: await sessionTokenOf(co, customerPhone),
+    sessionCardToken: (await ok({ url: '/v1/tokens', body: cardBody('', { customer_id: undefined }), key: co.publishable_keys.test })).id,
     campaign: await insertCampaignFixture(h, co, tag),
     campaignToCancel: await insertCampaignFixture(h, co, `${tag}-cancel`),
   };
   for (const [k, v] of Object.entries(fx)) assert.ok(typeof v === 'string' && v, `fixture ${k} of ${tag}`);
   return fx;
 }
+
+/** A payer session of the customer with that phone (test code 000000). */
+async function sessionTokenOf(co: Company, phone: string): Promise<string> {
+  const asked = await co.req({ url: '/v1/customers/login/request', body: { phone } });
+  assert.equal(asked.status, 200, asked.raw);
+  const verified = await co.req({ url: '/v1/customers/login/verify', body: { phone, otp: '000000' } });
+  assert.equal(verified.status, 200, verified.raw);
+  return verified.body.token;
+}
+
+/** The payer-session routes: X-Customer-Token authenticates them, bound to the key that made it. */
+const isSessionRoute = (path: string) => path.startsWith('/v1/customers/session');
 
 /** Operations whose path ids are global catalogue entries, not a company's resources. */
 const isGlobal = (path: string) => path.startsWith('/v1/banks/') || path.startsWith('/v1/accounts/rtkey/') || path.startsWith('/v1/connectors/');
@@ -367,6 +386,7 @@ function pathIds(path: string, fx: Fixtures): Record<string, string> | undefined
   if (path === '/v1/subscriptions/{id}/freeze') return { id: fx.subscriptionToFreeze };
   if (path === '/v1/subscriptions/{id}/unfreeze') return { id: fx.subscriptionFrozen };
   if (path === '/v1/campaigns/{id}/cancel') return { id: fx.campaignToCancel };
+  if (path === '/v1/customers/session/charges/{chargeId}') return { chargeId: fx.charge };
   if (path.startsWith('/v1/request-to-pay/walleta/')) return { id: fx.walleta };
   if (path.startsWith('/v1/request-to-pay/walletb/')) return { id: fx.walletb };
   if (path.startsWith('/v1/webhooks/{id}/deliveries/{delivery_id}')) return { id: fx.webhook, delivery_id: fx.delivery };
@@ -418,6 +438,8 @@ function baselineOverrides(fx: Fixtures): Record<string, Record<string, unknown>
     'POST /v1/tokens': cardBody('', { customer_id: undefined, authorization: undefined }),
     'POST /v1/charges': chargeBody(fx.customer, { card_id: fx.card }),
     'POST /v1/charges/{id}/resolve': { action: 'approve' },
+    'POST /v1/customers/session/payment-methods': { token: fx.sessionCardToken },
+    'POST /v1/customers/session/charges': { payment_method_id: fx.card, amount: 1000, description: 'Fuzz', approve: true },
     'POST /v1/charges/banklink': banklinkBody(fx.customer),
     'POST /v1/charges/rtkey': { amount: 25000, customer_id: fx.customer, expires_in: 30 },
     'POST /v1/request-to-pay/walleta': { amount: 25000, customer_id: fx.customer, phone: WALLET_PHONE, external_id: 'fuzz-pedido' },
@@ -554,7 +576,7 @@ describe('schema-driven fuzz of every operation of /v1/openapi.json', () => {
   let idem = 0;
 
   before(async () => {
-    h = await createHarness({ SANDBOX_STAMP_DELAY_MS: '0' });
+    h = await createHarness({ SANDBOX_STAMP_DELAY_MS: '0', SESSION_READS_PER_MINUTE: '100000', SESSION_WRITES_PER_MINUTE: '100000' });
     own = await h.company('Fuzz Propia SAS');
     other = await h.company('Fuzz Ajena SAS');
     const doc = await h.app.inject({ method: 'GET', url: '/v1/openapi.json' });
@@ -590,6 +612,11 @@ describe('schema-driven fuzz of every operation of /v1/openapi.json', () => {
     stats.byPhase[phase] = (stats.byPhase[phase] ?? 0) + 1;
     const headers: Record<string, string> = {};
     if (req.key) headers.authorization = `Bearer ${req.key}`;
+    // The session routes with the session of the key's company (made by its test key: 401 with the live key).
+    if (req.key && isSessionRoute(req.url)) {
+      const fx = [own.keys.test, own.keys.live].includes(req.key) ? fxOwn : [other.keys.test, other.keys.live].includes(req.key) ? fxOther : null;
+      if (fx) headers['x-customer-token'] = fx.sessionToken;
+    }
     if (req.method === 'POST' && req.idem !== null) headers['x-idempotency'] = req.idem ?? `fuzz-${SEED}-${++idem}`;
     const payload = req.payload ?? (req.body !== undefined ? toJson(req.body) : undefined);
     if (payload !== undefined && req.contentType !== null) headers['content-type'] = req.contentType ?? 'application/json';
@@ -712,7 +739,9 @@ describe('schema-driven fuzz of every operation of /v1/openapi.json', () => {
         if (op.method === 'GET') {
           const label = `${op.id} own test id with the live key`;
           const res = await probe(failures, 'other-company', label, { method: op.method, url: fillPath(op.path, mine), key: keyOf(op, own, 'live') });
-          if (res.status !== 404) failures.push(`${label}: ${res.status}, expected 404: ${res.raw.slice(0, 300)}`);
+          // A session token is bound to the test key that made it: with the live key it is invalid (401).
+          const expected = isSessionRoute(op.path) ? 401 : 404;
+          if (res.status !== expected) failures.push(`${label}: ${res.status}, expected ${expected}: ${res.raw.slice(0, 300)}`);
         }
       }
       const afterwards = await snapshot();

@@ -10,11 +10,9 @@ import { sessionOf, type SessionCustomer } from './service.ts';
  * X-Customer-Token (401 otherwise) and spends one hit of SPEC.md's per-customer limits: reads
  * (GET /customers/session/*) 30 per minute, writes (both POSTs, shared) 5 per minute; beyond them
  * 429 with Retry-After. Counted on the service's clock, shared by every process on PostgreSQL.
+ * SESSION_READS_PER_MINUTE and SESSION_WRITES_PER_MINUTE move them (SPEC's values by default).
  */
-export const SESSION_LIMITS = {
-  read: { max: 30, windowMs: 60_000 },
-  write: { max: 5, windowMs: 60_000 },
-} as const;
+const LIMIT_OF = { read: 'sessionReadsPerMinute', write: 'sessionWritesPerMinute' } as const;
 
 const limiters = new WeakMap<Database, RateLimiter>();
 const sessions = new WeakMap<FastifyRequest, SessionCustomer>();
@@ -28,11 +26,12 @@ function limiterOf(database: Database): RateLimiter {
   return limiter;
 }
 
-export function sessionGuard(kind: keyof typeof SESSION_LIMITS) {
+export function sessionGuard(kind: keyof typeof LIMIT_OF) {
   return async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const session = await sessionOf(req);
-    const { max, windowMs } = SESSION_LIMITS[kind];
     const deps = req.ctx.deps;
+    const max = deps.config[LIMIT_OF[kind]];
+    const windowMs = 60_000;
     const bucket = `session-${kind}:${req.ctx.companyId}:${req.ctx.environment}:${session.customerId}`;
     const decision = await limiterOf(deps.database).hit(bucket, max, windowMs, deps.clock.now().getTime());
     reply.header('x-ratelimit-limit', String(decision.limit));
