@@ -76,4 +76,24 @@ describe('customer session: login and token', () => {
     expectError(await co.req({ url: '/v1/customers/session', headers: { 'x-customer-token': token } }), 401);
     h.clock.advance(8 * 86_400_000);
   });
+
+  test('expiry: a code lasts 1 hour; the token works until its 7 days are over, then 401', async () => {
+    minutes(61);
+    assert.equal((await co.req({ url: '/v1/customers/login/request', body: { phone: PHONE } })).status, 200);
+    h.clock.advance(3_600_000);
+    expectError(await co.req({ url: '/v1/customers/login/verify', body: { phone: PHONE, otp: TEST_LOGIN_CODE } }), 422);
+    minutes(61);
+    assert.equal((await co.req({ url: '/v1/customers/login/request', body: { phone: PHONE } })).status, 200);
+    h.clock.advance(3_600_000 - 1000);
+    const ok = await co.req({ url: '/v1/customers/login/verify', body: { phone: PHONE, otp: TEST_LOGIN_CODE } });
+    assert.equal(ok.status, 200, ok.raw);
+    const headers = { 'x-customer-token': ok.body.token as string };
+    h.clock.advance(7 * 86_400_000 - 1000);
+    assert.equal((await co.req({ url: '/v1/customers/session', headers })).status, 200);
+    h.clock.advance(1000);
+    const expired = await co.req({ url: '/v1/customers/session', headers });
+    expectError(expired, 401);
+    assert.equal(expired.body.code, undefined);
+    expectError(await co.req({ url: '/v1/customers/session/payment-methods', headers }), 401);
+  });
 });
