@@ -33,6 +33,7 @@ import { registerSessionReplies } from './customer-session/payer.ts';
 import { registerTestClockJobs } from './test-clocks/service.ts';
 import { registerSubscriptionJobs } from './subscriptions/billing.ts';
 import { campaignRoutes, registerCampaignJobs } from './campaigns/routes.ts';
+import { reportRoutes } from './reports/routes.ts';
 
 /** Every domain module's routes, in one list the app factory registers under /v1. */
 export const modules: ModuleRegistrar[] = [
@@ -57,6 +58,7 @@ export const modules: ModuleRegistrar[] = [
   connectorRoutes,
   walletRoutes,
   campaignRoutes,
+  reportRoutes,
 ];
 
 /** Payer-facing HTML pages (hosted payment page, payment portal), outside /v1 and without an API key. */
