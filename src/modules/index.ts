@@ -33,7 +33,13 @@ import { registerSessionReplies } from './customer-session/payer.ts';
 import { registerTestClockJobs } from './test-clocks/service.ts';
 import { registerSubscriptionJobs } from './subscriptions/billing.ts';
 import { campaignRoutes, registerCampaignJobs } from './campaigns/routes.ts';
+import { issuingRoutes } from './issuing/routes.ts';
+import { registerIssuingJobs } from './issuing/service.ts';
+import { utilityRoutes } from './utilities/routes.ts';
+import { registerUtilityJobs } from './utilities/service.ts';
 import { reportRoutes } from './reports/routes.ts';
+import { flowRoutes, registerFlowJobs } from './flows/routes.ts';
+import { disputeRoutes } from './disputes/routes.ts';
 
 /** Every domain module's routes, in one list the app factory registers under /v1. */
 export const modules: ModuleRegistrar[] = [
@@ -58,7 +64,11 @@ export const modules: ModuleRegistrar[] = [
   connectorRoutes,
   walletRoutes,
   campaignRoutes,
+  issuingRoutes,
+  utilityRoutes,
   reportRoutes,
+  flowRoutes,
+  disputeRoutes,
 ];
 
 /** Payer-facing HTML pages (hosted payment page, payment portal), outside /v1 and without an API key. */
@@ -84,4 +94,7 @@ export function registerJobHandlers(deps: AppDeps): void {
   registerTestClockJobs(deps);
   registerSessionReplies(deps);
   registerCampaignJobs(deps);
+  registerIssuingJobs(deps);
+  registerUtilityJobs(deps);
+  registerFlowJobs(deps);
 }

@@ -109,7 +109,10 @@ describe('GET /reports/collections', () => {
 
   test('the day’s paid charges and payments, in both formats; totals equal the ledger; other days and failures left out', async () => {
     const p = await payer(h, co);
-    const paid1 = await co.req({ url: '/v1/charges', body: chargeBody(p.customer, { card_id: p.card }, { amount: 150000, external_id: 'pedido-1' }) });
+    const paid1 = await co.req({
+      url: '/v1/charges',
+      body: chargeBody(p.customer, { card_id: p.card }, { amount: 150000, external_id: 'pedido-1' }),
+    });
     assert.equal(paid1.body.status, 'paid', paid1.raw);
     h.clock.advance(1000);
     const paid2 = await co.req({ url: '/v1/charges', body: chargeBody(p.customer, { card_id: p.card }, { amount: 2500.5 }) });

@@ -61,14 +61,25 @@ function dayBounds(date: string): { from: Date; to: Date } {
 /** Bogotá wall-clock parts of an instant: YYYYMMDD, HHMM, and ISO date/time for CSV. */
 function bogota(at: Date): { ymd: string; hm: string; date: string; time: string } {
   const local = new Date(at.getTime() - 5 * 3_600_000).toISOString();
-  return { ymd: local.slice(0, 10).replaceAll('-', ''), hm: local.slice(11, 16).replace(':', ''), date: local.slice(0, 10), time: local.slice(11, 19) };
+  return {
+    ymd: local.slice(0, 10).replaceAll('-', ''),
+    hm: local.slice(11, 16).replace(':', ''),
+    date: local.slice(0, 10),
+    time: local.slice(11, 19),
+  };
 }
 
 async function describe(ctx: RequestContext, c: LedgerCollection): Promise<CollectionLine> {
   const base = { at: c.at, currency: c.currency, amount: c.amount };
   if (c.sourceType === 'charge') {
     const charge = await findCharge(ctx.db, ctx, c.sourceId);
-    return { ...base, sourceType: 'charge', sourceId: c.sourceId, reference: charge?.external_id ?? c.sourceId, method: charge?.payment_method_type ?? 'other' };
+    return {
+      ...base,
+      sourceType: 'charge',
+      sourceId: c.sourceId,
+      reference: charge?.external_id ?? c.sourceId,
+      method: charge?.payment_method_type ?? 'other',
+    };
   }
   if (c.sourceType === 'payment_intent') {
     const intent = await getIntent(ctx, c.sourceId);
@@ -82,7 +93,13 @@ async function describe(ctx: RequestContext, c: LedgerCollection): Promise<Colle
         method: intent.method,
       };
     }
-    return { ...base, sourceType: 'charge', sourceId: intent.charge_id ?? c.sourceId, reference: intent.external_id ?? c.sourceId, method: intent.method };
+    return {
+      ...base,
+      sourceType: 'charge',
+      sourceId: intent.charge_id ?? c.sourceId,
+      reference: intent.external_id ?? c.sourceId,
+      method: intent.method,
+    };
   }
   return { ...base, sourceType: 'payment', sourceId: c.sourceId, reference: c.sourceId, method: 'other' };
 }
@@ -123,7 +140,10 @@ async function billerNit(ctx: RequestContext): Promise<string> {
   return digits ? digits.slice(-10) : '0';
 }
 
-export async function collectionsReport(ctx: RequestContext, query: CollectionsQuery): Promise<{ body: string; contentType: string; filename: string }> {
+export async function collectionsReport(
+  ctx: RequestContext,
+  query: CollectionsQuery,
+): Promise<{ body: string; contentType: string; filename: string }> {
   const lines = await collectionsOfDay(ctx, query.date);
   const ymd = query.date.replaceAll('-', '');
   if (query.format === 'csv') {
