@@ -5,6 +5,7 @@ import { errorResponses } from '../../platform/http/openapi.ts';
 import { listPath } from '../../platform/http/urls.ts';
 import { listEnvelopeSchema, listQuerySchema } from '../../platform/lists/lists.ts';
 import { eventList, getEvent, listEvents } from './service.ts';
+import { EVENT_CATALOGUE, EVENT_TYPES } from './catalog.ts';
 
 const tags = ['Events'];
 const eventResponse = z.object({
@@ -15,8 +16,26 @@ const eventResponse = z.object({
   data: z.record(z.string(), z.unknown()),
 });
 
+const eventTypeResponse = z.object({
+  type: z.string().describe('the event type, e.g. charge.paid'),
+  emitted: z.boolean().describe('true: the service emits it today, and webhooks may subscribe to it; false: listed by SPEC.md, no emitter yet'),
+  resource: z.string().describe('the object key of the `legacy` webhook body'),
+});
+
+/** The catalogue as the API shows it; the same list for every caller. */
+const EVENT_TYPE_LIST = EVENT_TYPES.map((type) => ({ type, emitted: EVENT_CATALOGUE[type].emits, resource: EVENT_CATALOGUE[type].resource }));
+
 export function eventRoutes(app: FastifyInstance): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
+  r.get('/events/types', {
+    schema: {
+      tags,
+      summary: 'The event catalogue: every event type, whether the service emits it, its legacy-body key',
+      description: 'A webhook may subscribe only to types with `emitted: true`; any other is 422 on `events`.',
+      response: { 200: z.object({ data: z.array(eventTypeResponse) }), ...errorResponses(401, 404) },
+    },
+    handler: async () => ({ data: EVENT_TYPE_LIST }),
+  });
   r.get('/events', {
     schema: {
       tags,

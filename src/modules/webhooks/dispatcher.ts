@@ -8,6 +8,7 @@ import type { AppDeps } from '../../platform/context.ts';
 import { prefixedId } from '../../platform/ids.ts';
 import { Poller } from '../../platform/jobs/poller.ts';
 import { signBody } from './signature.ts';
+import { deliveryBody } from './body.ts';
 import { addressPolicy, isPublicAddress, publicOnlyLookup, urlHost } from './url-safety.ts';
 import type { WebhookDeliveriesTable } from './tables.ts';
 import { CANCEL, FAIL, SUCCEED } from './lifecycle.ts';
@@ -230,6 +231,7 @@ export class WebhookDispatcher {
         secret: string | null;
         deleted: boolean | null;
         payload: string | null;
+        payload_format: 'standard' | 'legacy';
       }
     >`
       WITH claimed AS (
@@ -242,7 +244,7 @@ export class WebhookDispatcher {
           FOR UPDATE SKIP LOCKED
         ) due
         WHERE d.id = due.id
-        RETURNING d.company_id, d.environment, d.id, d.webhook_id, d.event_id, d.event_type, d.attempts, d.max_attempts, d.created_at
+        RETURNING d.company_id, d.environment, d.id, d.webhook_id, d.event_id, d.event_type, d.payload_format, d.attempts, d.max_attempts, d.created_at
       )
       SELECT c.*, w.found AS found_webhook, w.url, w.header, w.secret, w.deleted, e.payload
       FROM claimed c
@@ -267,7 +269,7 @@ export class WebhookDispatcher {
       };
       const target =
         r.found_webhook && r.payload !== null
-          ? { url: r.url!, header: r.header, secret: r.secret, deleted: r.deleted === true, payload: r.payload }
+          ? { url: r.url!, header: r.header, secret: r.secret, deleted: r.deleted === true, payload: deliveryBody(r.payload, r.payload_format) }
           : undefined;
       return { delivery, target };
     });

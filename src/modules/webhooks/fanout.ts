@@ -12,7 +12,7 @@ import { inTenant } from '../../platform/scope.ts';
 export const webhookFanOut: EventSink = async (trx, scope, event, at) => {
   const subscribed = await trx
     .selectFrom('webhooks')
-    .select('id')
+    .select(['id', 'payload_format'])
     .$call(inTenant(scope))
     .where('deleted_at', 'is', null)
     .where(sql<boolean>`events @> ${JSON.stringify([event.event])}::jsonb`)
@@ -28,6 +28,7 @@ export const webhookFanOut: EventSink = async (trx, scope, event, at) => {
         webhook_id: w.id,
         event_id: event.id,
         event_type: event.event,
+        payload_format: w.payload_format,
         status: DELIVERY_MACHINE.initial('create'),
         attempts: 0,
         max_attempts: null,

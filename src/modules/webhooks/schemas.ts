@@ -1,11 +1,23 @@
 import { z } from 'zod';
-import { EVENT_TYPES } from '../events/catalog.ts';
+import { EVENT_CATALOGUE, EVENT_TYPES } from '../events/catalog.ts';
 
 const eventList = z
-  .array(z.enum(EVENT_TYPES, { message: 'must be a known event type' }))
+  .array(
+    z
+      .enum(EVENT_TYPES, { message: 'must be a known event type' })
+      .refine((type) => EVENT_CATALOGUE[type].emits, 'is not emitted by this service (see GET /v1/events/types)'),
+  )
   .min(1, 'must list at least one event')
   .max(EVENT_TYPES.length)
-  .describe('event types to receive (SPEC.md "Event types")');
+  .describe('event types to receive (SPEC.md "Event types"); only those GET /v1/events/types marks `emitted: true`');
+
+export const PAYLOAD_FORMATS = ['standard', 'legacy'] as const;
+export type PayloadFormat = (typeof PAYLOAD_FORMATS)[number];
+const payloadFormat = z
+  .enum(PAYLOAD_FORMATS, { message: 'must be standard or legacy' })
+  .describe(
+    'delivery body: `standard` {id, event, created_at, is_test, data} (default), or `legacy` {"<resource>": data, "event": {type, timestamp, environment}} (docs/webhooks.md)',
+  );
 
 export const createWebhookBody = z.object({
   name: z.string().min(1, 'is required').max(255, 'must be at most 255 characters'),
@@ -19,6 +31,7 @@ export const createWebhookBody = z.object({
     .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces')
     .nullish()
     .describe('static token sent as x-webhook-token; generated when absent'),
+  payload_format: payloadFormat.nullish(),
 });
 
 export const updateWebhookBody = z.object({
@@ -32,6 +45,7 @@ export const updateWebhookBody = z.object({
     .max(255)
     .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces')
     .nullish(),
+  payload_format: payloadFormat.nullish().describe('unsent or null keeps the current format'),
 });
 
 export type CreateWebhookBody = z.infer<typeof createWebhookBody>;
@@ -44,6 +58,7 @@ export const webhookResponse = z.object({
   url: z.string(),
   events: z.array(z.string()),
   header: z.string().nullable(),
+  payload_format: z.enum(PAYLOAD_FORMATS),
   secret: z.string().optional().describe('shown only in the response of the create call'),
   is_test: z.boolean(),
   created_at: z.string(),

@@ -22,6 +22,7 @@ export function toWebhookResponse(row: WebhookRow, withSecret = false): WebhookR
     url: row.url,
     events: row.events,
     header: row.header,
+    payload_format: row.payload_format,
     is_test: row.environment === 'test',
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
@@ -79,6 +80,7 @@ export async function createWebhook(ctx: RequestContext, body: CreateWebhookBody
       events: JSON.stringify([...new Set(body.events)]),
       header: body.header ?? `wh_hdr_${randomToken(32)}`,
       secret: `wh_tok_${randomToken(40)}`,
+      payload_format: body.payload_format ?? 'standard',
       created_at: now,
       updated_at: now,
       deleted_at: null,
@@ -118,6 +120,7 @@ export async function updateWebhook(
   if (body.url) set.url = body.url;
   if (body.events) set.events = JSON.stringify([...new Set(body.events)]);
   if (body.header) set.header = body.header;
+  if (body.payload_format) set.payload_format = body.payload_format;
   const row = await ctx.db
     .updateTable('webhooks')
     .set(set as never)

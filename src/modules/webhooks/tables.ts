@@ -14,10 +14,14 @@ export interface WebhooksTable {
   events: ColumnType<string[], string, string>;
   header: string | null;
   secret: string | null;
+  /** 'standard' | 'legacy' (migrations/0030); defaults to 'standard'. */
+  payload_format: ColumnType<PayloadFormatColumn, PayloadFormatColumn | undefined, PayloadFormatColumn>;
   created_at: Timestamp;
   updated_at: Timestamp;
   deleted_at: Timestamp | null;
 }
+
+type PayloadFormatColumn = 'standard' | 'legacy';
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'cancelled';
 
@@ -28,6 +32,8 @@ export interface WebhookDeliveriesTable {
   webhook_id: string;
   event_id: string;
   event_type: string;
+  /** The webhook's format when the event was fanned out (migrations/0030). */
+  payload_format: ColumnType<PayloadFormatColumn, PayloadFormatColumn | undefined, PayloadFormatColumn>;
   status: DeliveryStatus;
   attempts: ColumnType<number, number | undefined, number>;
   max_attempts: number | null;
