@@ -18,6 +18,8 @@ export interface ConnectView {
   wallets: { id: string; name: string }[];
   /** Accounts need the enrollment rail (live: a connector); without it only cards are offered. */
   accountsOffered: boolean;
+  /** The link's `allows` has `card` (banks and wallets above are already the ones it allows). */
+  cardOffered: boolean;
   /** The form the payer just sent with its errors and values (never the card number or code). */
   form: { method: ConnectMethod; errors: FieldErrors; values: Record<string, string>; general?: string } | null;
 }
@@ -196,17 +198,24 @@ function section(id: ConnectMethod, title: string, open: boolean, body: Html): H
 }
 
 export function connectPage(v: ConnectView): RenderedPage {
-  const open: ConnectMethod = v.form?.method ?? (v.accountsOffered ? 'cuenta' : 'tarjeta');
+  // The link's `allows` decides the sections; accounts also need the enrollment rail.
+  const offered: ConnectMethod[] = [
+    ...(v.accountsOffered && v.banks.length ? (['cuenta'] as const) : []),
+    ...(v.cardOffered ? (['tarjeta'] as const) : []),
+    ...(v.accountsOffered && v.wallets.length ? (['billetera'] as const) : []),
+  ];
+  const open: ConnectMethod = v.form?.method ?? offered[0] ?? 'tarjeta';
+  const wantsAccounts = v.banks.length > 0 || v.wallets.length > 0;
   const body = html`${testBanner(v.test)}
 <section class="card" aria-labelledby="titulo">
 <h1 id="titulo">Inscribe tu medio de pago</h1>
 <p>${v.companyName} te pide inscribir una cuenta bancaria, una billetera o una tarjeta para cobrarte sus pagos de forma automática.</p>
 <p class="muted small">Elige una opción. Solo necesitas hacerlo una vez.</p>
 </section>
-${v.accountsOffered ? section('cuenta', 'Cuenta bancaria (ahorros o corriente)', open === 'cuenta', accountForm(v)) : ''}
-${section('tarjeta', 'Tarjeta de crédito o débito', open === 'tarjeta', cardForm(v))}
-${v.accountsOffered ? section('billetera', 'Nequi o Daviplata', open === 'billetera', walletForm(v)) : ''}
-${v.accountsOffered ? '' : html`<p class="muted small">La inscripción de cuentas bancarias y billeteras aún no está disponible aquí.</p>`}`;
+${offered.includes('cuenta') ? section('cuenta', 'Cuenta bancaria (ahorros o corriente)', open === 'cuenta', accountForm(v)) : ''}
+${offered.includes('tarjeta') ? section('tarjeta', 'Tarjeta de crédito o débito', open === 'tarjeta', cardForm(v)) : ''}
+${offered.includes('billetera') ? section('billetera', v.wallets.length === 1 ? v.wallets[0].name : 'Nequi o Daviplata', open === 'billetera', walletForm(v)) : ''}
+${v.accountsOffered || !wantsAccounts ? '' : html`<p class="muted small">La inscripción de cuentas bancarias y billeteras aún no está disponible aquí.</p>`}`;
   return page({ title: `Inscribe tu medio de pago · ${v.companyName}`, company: v.companyName, body, script: SCRIPT });
 }
 

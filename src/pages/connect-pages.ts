@@ -11,6 +11,7 @@ import {
   enrollThroughLink,
   findConnectLinkForPage,
   latestEnrollment,
+  offeredByLink,
   type EnrollmentRow,
   type EnrollOutcome,
   type EnrollRequest,
@@ -94,14 +95,18 @@ export function connectPages(scope: FastifyInstance, deps: AppDeps, tokens: Form
     }
   };
 
-  async function catalogue() {
+  /** The banks and wallets of the forms; with a link, only those its `allows` offers. */
+  async function catalogue(link?: ConnectLinkRow) {
     const banks = await listBanks(db(), { order: 'name' }, deps.config.baseUrl);
+    const offer = link ? offeredByLink(link) : null;
     return {
       banks: banks
         .filter((b) => b.available && b.connection_type === 'DATA' && b.supported_types.some((t) => t === 'savings' || t === 'checking'))
+        .filter(() => !offer || offer.bankAccount)
         .map((b) => ({ id: b.id, name: b.name })),
       wallets: banks
         .filter((b) => b.available && b.connection_type === 'CONFIRMATION' && b.supported_types.includes('electronic_deposit'))
+        .filter((b) => !offer || offer.walletBankCodes.includes(b.code))
         .map((b) => ({ id: b.id, name: b.name })),
     };
   }
@@ -113,7 +118,8 @@ export function connectPages(scope: FastifyInstance, deps: AppDeps, tokens: Form
       formToken: tokens.issue(link.id, now()),
       companyName,
       test: link.environment === 'test',
-      ...(await catalogue()),
+      ...(await catalogue(link)),
+      cardOffered: offeredByLink(link).card,
       accountsOffered: await deps.rails.serves(tenant(link), 'enrollment'),
       form,
     };
@@ -273,7 +279,7 @@ export function connectPages(scope: FastifyInstance, deps: AppDeps, tokens: Form
       acepto_cuenta: fieldOf(req.body, 'acepto_cuenta', 5),
     };
     const errors: FieldErrors = {};
-    const { banks } = await catalogue();
+    const { banks } = await catalogue(found.link);
     if (!banks.some((b) => b.id === values.bank)) errors.bank = 'Elige tu banco de la lista.';
     if (values.account_type !== 'SAVINGS' && values.account_type !== 'CHECKING')
       errors.account_type = 'Elige si la cuenta es de ahorros o corriente.';
@@ -296,7 +302,7 @@ export function connectPages(scope: FastifyInstance, deps: AppDeps, tokens: Form
       acepto_billetera: fieldOf(req.body, 'acepto_billetera', 5),
     };
     const errors: FieldErrors = {};
-    const { wallets } = await catalogue();
+    const { wallets } = await catalogue(found.link);
     if (!wallets.some((w) => w.id === values.wallet_bank)) errors.wallet_bank = 'Elige Nequi o Daviplata.';
     const phone = normalisePhone(values.wallet_phone);
     if (!phone) errors.wallet_phone = 'Escribe un celular de Colombia de 10 dígitos, por ejemplo 300 123 4567.';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import { backgroundContext, type AppDeps, type RequestContext } from '../../platform/context.ts';
 import type { Executor } from '../../platform/db/database.ts';
-import { ApiError } from '../../platform/errors/api-error.ts';
+import { ApiError, validationError } from '../../platform/errors/api-error.ts';
 import { prefixedId } from '../../platform/ids.ts';
 import { inTenant, type Tenant } from '../../platform/scope.ts';
 import { applyTransition } from '../../platform/state-machine.ts';
@@ -10,7 +10,9 @@ import { createAccount, getAccount, validateAccount } from '../accounts/service.
 import type { AccountResponse, CreateAccountBody } from '../accounts/schemas.ts';
 import { createCardFromToken, createToken, deleteCard, getCard, providerVault } from '../cards/service.ts';
 import type { CardResponse, CreateTokenBody } from '../cards/schemas.ts';
-import { CONNECT_LINK_MACHINE, toConnectLinkResponse, type ConnectLinkRow } from './service.ts';
+import { findBank } from '../banks/service.ts';
+import type { EnrollableMethod } from '../payments/allows.ts';
+import { CONNECT_LINK_MACHINE, linkAllows, toConnectLinkResponse, type ConnectLinkRow } from './service.ts';
 import type { ConnectLinkEnrollmentsTable } from './tables.ts';
 import './tables.ts';
 
@@ -68,6 +70,29 @@ function enrollmentByForm(db: Executor, link: ConnectLinkRow, formKey: string): 
 export type EnrollRequest =
   { kind: 'account'; account: Pick<CreateAccountBody, 'subtype' | 'bank_id' | 'account_number'> } | { kind: 'card'; card: CreateTokenBody };
 
+/** The wallets of `walleta` (Nequi) and `walletb` (Daviplata) by their bank code (PRODUCT.md's brand mapping). */
+export const WALLET_BANK_CODES: Readonly<Record<'walleta' | 'walletb', string>> = { walleta: '1507', walletb: '1551' };
+
+/** What the link's page offers (its `allows`): the sections it shows and the forms it takes. */
+export function offeredByLink(link: ConnectLinkRow): { card: boolean; bankAccount: boolean; walletBankCodes: string[] } {
+  const allows = linkAllows(link);
+  return {
+    card: allows.includes('card'),
+    bankAccount: allows.includes('banklink'),
+    walletBankCodes: (['walleta', 'walletb'] as const).filter((m) => allows.includes(m)).map((m) => WALLET_BANK_CODES[m]),
+  };
+}
+
+/** What a request enrolls in `allows` terms: a wallet by its bank's code; another deposit account is a bank account. */
+async function enrolledMethod(deps: AppDeps, request: EnrollRequest): Promise<EnrollableMethod> {
+  if (request.kind === 'card') return 'card';
+  if (request.account.subtype !== 'ELECTRONIC_DEPOSIT' || !request.account.bank_id) return 'banklink';
+  const bank = await findBank(deps.database.db, request.account.bank_id);
+  if (bank?.code === WALLET_BANK_CODES.walleta) return 'walleta';
+  if (bank?.code === WALLET_BANK_CODES.walletb) return 'walletb';
+  return 'banklink';
+}
+
 export type EnrollOutcome =
   | { status: 'enrolled'; enrollment: EnrollmentRow; created: boolean }
   /** The link is used up or deleted (read under its lock). */
@@ -84,6 +109,9 @@ export async function enrollThroughLink(deps: AppDeps, link: ConnectLinkRow, for
   const earlier = await enrollmentByForm(db, link, formKey);
   if (earlier) return { status: 'enrolled', enrollment: earlier, created: false };
   if (link.status !== 'active') return { status: 'gone', link };
+  // The link's `allows` (the page shows only those forms; a crafted POST is refused, nothing kept).
+  const method = await enrolledMethod(deps, request);
+  if (!linkAllows(link).includes(method)) throw validationError({ allows: [`this link does not offer ${method}`] });
 
   const ctx = linkContext(deps, link);
   // Card data becomes a token first, outside any transaction (a connector's vault is called here),

@@ -6,6 +6,7 @@ import { prefixedId, randomToken } from '../../platform/ids.ts';
 import { assertInScope, inTenant, iso, inCompany } from '../../platform/scope.ts';
 import { inTransaction } from '../../platform/db/database.ts';
 import { applyTransition, insertWithTransition, StateMachine } from '../../platform/state-machine.ts';
+import { ENROLLABLE_METHODS, type EnrollableMethod } from '../payments/allows.ts';
 import type { ConnectLinkResponse, CreateConnectLinkBody } from './schemas.ts';
 
 export type ConnectLinkRow = Selectable<ConnectLinksTable>;
@@ -29,12 +30,20 @@ export function connectUrl(baseUrl: string, token: string): string {
   return `${baseUrl}/connect/${token}`;
 }
 
+/** What the link's page offers, in the canonical order (a row read back as jsonb, or its text). */
+export function linkAllows(row: Pick<ConnectLinkRow, 'allows'>): EnrollableMethod[] {
+  const stored: unknown = typeof row.allows === 'string' ? JSON.parse(row.allows) : row.allows;
+  const list = Array.isArray(stored) ? (stored as string[]) : [...ENROLLABLE_METHODS];
+  return ENROLLABLE_METHODS.filter((m) => list.includes(m));
+}
+
 export function toConnectLinkResponse(row: ConnectLinkRow, baseUrl: string): ConnectLinkResponse {
   return {
     id: row.id,
     customer_id: row.customer_id,
     single_use: row.single_use,
     redirect_url: row.redirect_url,
+    allows: linkAllows(row),
     url: connectUrl(baseUrl, row.token),
     status: row.status,
     created_at: iso(row.created_at),
@@ -62,6 +71,7 @@ export async function createConnectLink(ctx: RequestContext, body: CreateConnect
         customer_id: customerId,
         single_use: body.single_use,
         redirect_url: body.redirect_url ?? null,
+        allows: JSON.stringify(body.allows ?? ENROLLABLE_METHODS),
         token: randomToken(32),
         created_at: now,
         deleted_at: null,

@@ -1,5 +1,6 @@
 import type { ColumnType } from 'kysely';
 import type { Environment } from '../../platform/db/schema.ts';
+import type { EnrollableMethod } from '../payments/allows.ts';
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 
@@ -21,5 +22,9 @@ export interface ConnectLinkEnrollmentsTable {
 declare module '../../platform/db/schema.ts' {
   interface DB {
     connect_link_enrollments: ConnectLinkEnrollmentsTable;
+  }
+  /** What the link's page offers to enroll (migrations/0030; docs/accounts.md "Connect links"). */
+  interface ConnectLinksTable {
+    allows: ColumnType<EnrollableMethod[], string | undefined, string>;
   }
 }

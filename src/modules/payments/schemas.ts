@@ -11,6 +11,7 @@ import {
   PAYMENT_METHODS,
   PAYMENT_STATUSES,
 } from './tables.ts';
+import { paymentAllows } from './allows.ts';
 
 /** Pesos: a JSON number or a numeric string, at most 2 decimals (checked by the service, which names the field). */
 const pesos = z.union([z.number(), z.string().max(40)]).describe('pesos, at most 2 decimals (e.g. 150000 or 150000.50)');
@@ -60,7 +61,7 @@ const fields = {
       amount: pesos.nullish().describe('tax included in the amount, in pesos; computed from rate when omitted'),
     })
     .nullish(),
-  allows: z.array(z.enum(PAYMENT_METHODS)).min(1).max(5).nullish().describe('payment methods the link offers; default all'),
+  allows: paymentAllows.nullish(),
   expires_at: z.string().max(40).nullish().describe('ISO 8601 timestamp in the future (without an offset: Bogotá time)'),
   expiration_date: z.string().max(20).nullish().describe('or a date YYYY-MM-DD: the link expires at the end of that day, Bogotá time'),
   redirect_url: z.string().max(2048).nullish().describe('where the payer goes after paying (https; http allowed with a test key)'),

@@ -1,11 +1,14 @@
 import { z } from 'zod';
 import { looseBoolean, metadata, text } from '../../platform/validation.ts';
 import { CURRENCIES, PAYMENT_METHODS } from '../payments/tables.ts';
+import { allowsField, PAYMENT_BRAND_KEYS } from '../payments/allows.ts';
 import { FREQUENCIES } from './calendar.ts';
 import { SUBSCRIPTION_STATUSES } from './tables.ts';
 
 /** Amounts are integer cents, as OnePay sends them (`amount_in_cents`). */
 const cents = z.number().int().min(1).max(1_000_000_000_000);
+/** `allows` of plans and subscriptions: the array or OnePay's object of booleans (docs/payments.md "allows"). */
+const cycleAllows = allowsField(PAYMENT_METHODS, PAYMENT_BRAND_KEYS, 'payment methods the cycle links offer; default all');
 const dayCount = (max: number) => z.number().int().min(0).max(max);
 
 const trial = z.object({
@@ -33,7 +36,7 @@ const planFields = {
   cicles: z.number().int().min(0).max(10_000).nullish().describe('number of cycles; null or 0: unbounded'),
   trial: trial.nullish(),
   complex_payments: z.array(complexPayment).max(50).nullish(),
-  allows: z.array(z.enum(PAYMENT_METHODS)).min(1).max(5).nullish().describe('payment methods the cycle links offer; default all'),
+  allows: cycleAllows.nullish(),
   metadata: metadata.nullish(),
 };
 
@@ -93,7 +96,7 @@ export const createSubscriptionBody = z.object({
   cancel_after_no_payment_before: z.number().int().min(1).max(24).nullish().describe('unpaid cycles before unpaid, then canceled (default 2)'),
   trial: trial.nullish(),
   complex_payments: z.array(complexPayment).max(50).nullish(),
-  allows: z.array(z.enum(PAYMENT_METHODS)).min(1).max(5).nullish(),
+  allows: cycleAllows.nullish(),
   metadata: metadata.nullish(),
 });
 export type CreateSubscriptionBody = z.infer<typeof createSubscriptionBody>;
@@ -105,7 +108,7 @@ export const updateSubscriptionBody = z.object({
   amount_in_cents: cents.nullish().describe('applies to cycles not billed yet'),
   remember_to_pay_before: dayCount(30).nullish(),
   cancel_after_no_payment_before: z.number().int().min(1).max(24).nullish(),
-  allows: z.array(z.enum(PAYMENT_METHODS)).min(1).max(5).nullish(),
+  allows: cycleAllows.nullish(),
   metadata: metadata.nullish(),
 });
 export type UpdateSubscriptionBody = z.infer<typeof updateSubscriptionBody>;
