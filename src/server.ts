@@ -12,6 +12,7 @@ import { setConnector, showConnector } from './modules/connectors/operator.ts';
 import { importRanges } from './modules/fiscal/import-ranges.ts';
 import { JobOperatorError, listJobs, retryJob } from './platform/jobs/operator.ts';
 import { testClockOperator } from './modules/test-clocks/operator.ts';
+import { reviewOnboarding } from './modules/onboarding/service.ts';
 
 export async function createHttpApp(runtime: Runtime): Promise<{ app: FastifyInstance; routes: RouteInfo[]; keys: KeyResolver }> {
   const built = await buildApp(runtime.deps, modules);
@@ -59,6 +60,7 @@ export function startControlSocket(runtime: Runtime, socketPath: string, keys: K
         return send(200, out);
       }
       if (req.method === 'POST' && req.url === '/test-clock') return send(200, await testClockOperator(runtime.deps, input));
+      if (req.method === 'POST' && req.url === '/companies/review') return send(200, await reviewOnboarding(runtime.deps, db, input));
       if (req.method === 'POST' && req.url === '/jobs/list') return send(200, await listJobs(db, input, now));
       if (req.method === 'POST' && req.url === '/jobs/retry') {
         const out = await retryJob(db, input, now);

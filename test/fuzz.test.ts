@@ -7,6 +7,7 @@ import { cardBody, createCard } from './support/cards.ts';
 import { banklinkBody, BANCOLOMBIA, chargeBody, createAccount, DAVIPLATA, walletAccount } from './support/charges.ts';
 import { drainJobs, invoiceableCustomer, LINES } from './support/invoices.ts';
 import { insertCampaignFixture } from './support/campaigns.ts';
+import { kybBody, onboardedCompany } from './support/companies.ts';
 
 /**
  * Schema-driven fuzz of every operation of /v1/openapi.json (issue 11's acceptance): for each
@@ -241,6 +242,9 @@ interface Fixtures {
   testClock: string;
   campaign: string;
   campaignToCancel: string;
+  /** A flow (call_url), and a company this (platform) company onboarded (pending). */
+  flow: string;
+  onboardedCompany: string;
   /** X-Customer-Token of the fixture customer (the session routes), and a card token for them. */
   sessionToken: string;
   sessionCardToken: string;
@@ -351,6 +355,14 @@ async function makeFixtures(h: Harness, co: Company, tag: string): Promise<Fixtu
     sessionCardToken: (await ok({ url: '/v1/tokens', body: cardBody('', { customer_id: undefined }), key: co.publishable_keys.test })).id,
     campaign: await insertCampaignFixture(h, co, tag),
     campaignToCancel: await insertCampaignFixture(h, co, `${tag}-cancel`),
+    flow: (
+      await ok({
+        url: '/v1/flows',
+        idem: false,
+        body: { name: `Fuzz ${tag}`, event: 'charge.paid', action: { type: 'call_url', url: 'http://localhost:9/flow' } },
+      })
+    ).id,
+    onboardedCompany: await onboardedCompany(h, co, `Hija ${tag}`),
   };
   for (const [k, v] of Object.entries(fx)) assert.ok(typeof v === 'string' && v, `fixture ${k} of ${tag}`);
   return fx;
@@ -409,6 +421,8 @@ function pathIds(path: string, fx: Fixtures): Record<string, string> | undefined
     subscriptions: fx.subscription,
     'test-clocks': fx.testClock,
     campaigns: fx.campaign,
+    flows: fx.flow,
+    companies: fx.onboardedCompany,
   };
   const id = byCollection[path.split('/')[2]];
   const names = [...path.matchAll(/\{([^}]+)\}/g)].map((x) => x[1]);
@@ -457,6 +471,8 @@ function baselineOverrides(fx: Fixtures): Record<string, Record<string, unknown>
     'PUT /v1/subscriptions/{id}': { name: 'Suscripción cambiada' },
     'POST /v1/test-clocks': { frozen_time: '2030-01-01T00:00:00Z', name: 'Reloj' },
     'POST /v1/test-clocks/{id}/advance': { frozen_time: Math.floor(Date.now() / 1000) + 10 * 86_400 },
+    'POST /v1/flows': { name: 'Fuzz', event: 'charge.paid', action: { type: 'call_url', url: 'http://localhost:9/flow' } },
+    'POST /v1/companies': kybBody(),
   };
 }
 

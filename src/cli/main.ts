@@ -11,6 +11,7 @@ import { setConnector, showConnector } from '../modules/connectors/operator.ts';
 import { setPayoutAccountOperator } from '../modules/cashouts/operator.ts';
 import { JobOperatorError, listJobs, retryJob, type JobView } from '../platform/jobs/operator.ts';
 import { testClockOperator, type TestClockCommand } from '../modules/test-clocks/operator.ts';
+import { reviewOnboarding } from '../modules/onboarding/service.ts';
 
 const USAGE = `recaudo — operator commands
 
@@ -18,6 +19,10 @@ const USAGE = `recaudo — operator commands
   recaudo companies set --company ID --approval-threshold PESOS|none [--json]
   recaudo companies set --company ID --env test|live --payout-account ACCOUNT_ID [--json]
                                  cash-outs above the threshold wait for approval (docs/cashouts.md)
+  recaudo companies set --company ID --platform true|false [--json]
+                                 a platform's keys may onboard companies (POST /v1/companies, docs/companies.md)
+  recaudo companies review --company ID --start|--approve|--reject [--reason TEXT] [--json]
+                                 review a company a platform onboarded (pending → in_review → active | rejected)
   recaudo keys rotate --company ID --env test|live [--publishable] [--json]
   recaudo fiscal-profile show --company ID --env test|live [--json]
   recaudo fiscal-profile set --company ID --env test|live [--nit DIGITS --dv D --legal-name NAME
@@ -131,6 +136,7 @@ async function run(argv: string[]): Promise<void> {
         'approval-threshold': { type: 'string' },
         env: { type: 'string' },
         'payout-account': { type: 'string' },
+        platform: { type: 'string' },
         json: { type: 'boolean' },
       },
       strict: true,
@@ -142,10 +148,34 @@ async function run(argv: string[]): Promise<void> {
       print(!!values.json, out, `company ${out.company.id} (${out.environment}): POST /balances pays to account ${out.payout_account.account_id}`);
       return;
     }
-    const input = { company: values.company, approvalThreshold: values['approval-threshold'] };
+    const input = { company: values.company, approvalThreshold: values['approval-threshold'], platform: values.platform };
     const out = await withDatabase('/companies/set', input, (deps) => setCompany(deps.database.db, input));
     const t = out.company.cashout_approval_threshold;
-    print(!!values.json, out, `company ${out.company.id}: cash-outs above ${t === null ? '(no threshold)' : `COP ${t}`} wait for approval`);
+    print(
+      !!values.json,
+      out,
+      `company ${out.company.id}: cash-outs above ${t === null ? '(no threshold)' : `COP ${t}`} wait for approval; platform: ${out.company.platform}`,
+    );
+    return;
+  }
+  if (group === 'companies' && action === 'review') {
+    const { values } = parseArgs({
+      args: rest,
+      options: {
+        company: { type: 'string' },
+        start: { type: 'boolean' },
+        approve: { type: 'boolean' },
+        reject: { type: 'boolean' },
+        reason: { type: 'string' },
+        json: { type: 'boolean' },
+      },
+      strict: true,
+    });
+    const chosen = (['start', 'approve', 'reject'] as const).filter((a) => values[a]);
+    if (chosen.length !== 1) throw new UsageError('pass exactly one of --start, --approve, --reject');
+    const input = { company: values.company, action: chosen[0], reason: values.reason };
+    const out = await withDatabase('/companies/review', input, (deps) => reviewOnboarding(deps, deps.database.db, input));
+    print(!!values.json, out, `company ${out.company.id} (onboarded by ${out.platform}): ${out.company.status}`);
     return;
   }
   if (group === 'keys' && action === 'rotate') {

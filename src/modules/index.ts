@@ -39,6 +39,7 @@ import { utilityRoutes } from './utilities/routes.ts';
 import { registerUtilityJobs } from './utilities/service.ts';
 import { reportRoutes } from './reports/routes.ts';
 import { flowRoutes, registerFlowJobs } from './flows/routes.ts';
+import { onboardingRoutes } from './onboarding/routes.ts';
 import { disputeRoutes } from './disputes/routes.ts';
 
 /** Every domain module's routes, in one list the app factory registers under /v1. */
@@ -68,6 +69,7 @@ export const modules: ModuleRegistrar[] = [
   utilityRoutes,
   reportRoutes,
   flowRoutes,
+  onboardingRoutes,
   disputeRoutes,
 ];
 

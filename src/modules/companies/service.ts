@@ -3,6 +3,7 @@ import { inTransaction } from '../../platform/db/database.ts';
 import type { Environment } from '../../platform/db/schema.ts';
 import { issueKey } from '../../platform/auth/api-keys.ts';
 import { prefixedId } from '../../platform/ids.ts';
+import './tables.ts';
 
 /** Operator actions on companies and keys, shared by the CLI and the running server's control socket. */
 export interface CreateCompanyInput {
@@ -54,6 +55,43 @@ export async function createCompany(db: Executor, input: CreateCompanyInput, now
   });
 }
 
+/**
+ * A company onboarded by a platform (docs/companies.md): the row, linked to its platform, with
+ * test keys only (live keys are issued once it is active: issueLiveKeys). Runs in the caller's
+ * transaction.
+ */
+export async function createSubCompany(
+  db: Executor,
+  input: { name: string; nit: string; parentCompanyId: string },
+  now: Date,
+): Promise<{ id: string; keys: { secret: string; publishable: string } }> {
+  return inTransaction(db, async (trx) => {
+    const id = prefixedId('cmp', now.getTime());
+    await trx
+      .insertInto('companies')
+      .values({
+        id,
+        name: input.name.trim(),
+        nit: input.nit,
+        features: JSON.stringify([]),
+        parent_company_id: input.parentCompanyId,
+        created_at: now,
+      })
+      .execute();
+    const secret = (await issueKey(trx, id, 'test', 'secret', now)).key;
+    const publishable = (await issueKey(trx, id, 'test', 'publishable', now)).key;
+    return { id, keys: { secret, publishable } };
+  });
+}
+
+/** The live secret and publishable keys of a company, issued now (replacing any). */
+export async function issueLiveKeys(db: Executor, companyId: string, now: Date): Promise<{ secret: string; publishable: string }> {
+  return inTransaction(db, async (trx) => ({
+    secret: (await issueKey(trx, companyId, 'live', 'secret', now)).key,
+    publishable: (await issueKey(trx, companyId, 'live', 'publishable', now)).key,
+  }));
+}
+
 export async function rotateKey(
   db: Executor,
   companyId: string,
@@ -77,10 +115,15 @@ export async function rotateKey(
  */
 export async function setCompany(
   db: Executor,
-  input: { company?: string; approvalThreshold?: string },
-): Promise<{ company: { id: string; name: string; cashout_approval_threshold: number | null } }> {
+  input: { company?: string; approvalThreshold?: string; platform?: string },
+): Promise<{ company: { id: string; name: string; cashout_approval_threshold: number | null; platform: boolean } }> {
   if (!input.company) throw new OperatorInputError('--company is required');
-  const values: { cashout_approval_threshold?: bigint | null } = {};
+  const values: { cashout_approval_threshold?: bigint | null; platform?: boolean } = {};
+  if (input.platform !== undefined) {
+    // A platform's keys may onboard companies of their own (POST /v1/companies, docs/companies.md).
+    if (input.platform !== 'true' && input.platform !== 'false') throw new OperatorInputError('--platform must be true or false');
+    values.platform = input.platform === 'true';
+  }
   if (input.approvalThreshold !== undefined) {
     if (input.approvalThreshold === 'none') values.cashout_approval_threshold = null;
     else {
@@ -91,16 +134,18 @@ export async function setCompany(
       values.cashout_approval_threshold = minor;
     }
   }
-  if (Object.keys(values).length === 0) throw new OperatorInputError('nothing to set: pass --approval-threshold');
+  if (Object.keys(values).length === 0) throw new OperatorInputError('nothing to set: pass --approval-threshold or --platform');
   const row = await db
     .updateTable('companies')
     .set(values)
     .where('id', '=', input.company)
-    .returning(['id', 'name', 'cashout_approval_threshold'])
+    .returning(['id', 'name', 'cashout_approval_threshold', 'platform'])
     .executeTakeFirst();
   if (!row) throw new OperatorInputError(`no company ${input.company}`);
   const threshold = row.cashout_approval_threshold;
-  return { company: { id: row.id, name: row.name, cashout_approval_threshold: threshold === null ? null : Number(threshold) / 100 } };
+  return {
+    company: { id: row.id, name: row.name, cashout_approval_threshold: threshold === null ? null : Number(threshold) / 100, platform: row.platform },
+  };
 }
 
 /** Whether the operator enabled `feature` for the company (`recaudo companies create --feature`). */

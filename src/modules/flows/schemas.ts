@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EVENT_TYPES } from '../events/catalog.ts';
+import { EVENT_CATALOGUE, EVENT_TYPES } from '../events/catalog.ts';
 import { phoneE164 } from '../../platform/validation.ts';
 import { FILTER_OPS, PATH_RE } from './filters.ts';
 import { FLOW_RUN_STATUSES } from './tables.ts';
@@ -30,7 +30,10 @@ const sendMessage = z.object({
 
 export const createFlowBody = z.object({
   name: z.string().trim().min(1).max(100),
-  event: z.enum(EVENT_TYPES, { message: 'must be a known event type' }).describe('the event type that starts the flow'),
+  event: z
+    .enum(EVENT_TYPES, { message: 'must be a known event type' })
+    .refine((type) => EVENT_CATALOGUE[type].emits, 'is not emitted by this service (see GET /v1/events/types)')
+    .describe('the event type that starts the flow (one GET /v1/events/types marks emitted)'),
   filters: z.array(filterSchema).max(20).optional().describe('all must hold for the action to run'),
   action: z.discriminatedUnion('type', [callUrl, sendMessage]),
 });

@@ -142,6 +142,15 @@ export const Errors = {
   ),
   // PRODUCT.md "Campaigns"
   campaign_not_cancellable: def(10700, 'campaign_not_cancellable', 422, 'Only a queued or sending campaign can be cancelled.'),
+  // Companies onboarded by a platform (docs/companies.md)
+  platform_only: def(11400, 'platform_only', 403, 'Only the key of a platform company can onboard companies (the operator sets the flag).'),
+  company_not_active: def(11401, 'company_not_active', 422, 'The company is not active yet: its live keys are issued once its review approves it.'),
+  company_keys_already_issued: def(
+    11402,
+    'company_keys_already_issued',
+    409,
+    'The live keys of this company were already issued (shown once); the operator rotates them with recaudo keys rotate.',
+  ),
   // 10500 is PRODUCT.md's balance_is_empty: a bug's 500 has a code of its own.
   internal_error: def(90000, 'internal_error', 500, 'An unexpected error occurred; it has been logged with the request id.'),
 } as const satisfies Record<string, ErrorDef>;
