@@ -4,8 +4,10 @@ import { systemClock, type Clock } from '../platform/clock.ts';
 import { SandboxEmail, SmtpEmail, type EmailPort } from './email/index.ts';
 import { HttpMessaging, SandboxMessaging, type MessageStatus, type MessagingPort, type StatusDetail } from './messaging/index.ts';
 import { SandboxBanklink } from './banklink.ts';
+import { SandboxBiller } from './biller.ts';
 import { SandboxDebit } from './debit.ts';
 import { SandboxEnrollment } from './enrollment.ts';
+import { SandboxIssuer } from './issuer.ts';
 import { SandboxKeyDirectory } from './key-directory.ts';
 import { ConnectorRegistry, resolveMoneyRail, type MoneyPorts, type MoneyRail, type RailScope } from './money.ts';
 import { SandboxPayouts } from './payouts.ts';
@@ -27,6 +29,18 @@ export type { WalletOutcome, WalletPort, WalletRequest } from './wallets.ts';
 export type { EnrollmentOutcome, EnrollmentPort, EnrollmentRequest } from './enrollment.ts';
 export type { DirectoryEntry, InstantKeyType, KeyDirectoryPort } from './key-directory.ts';
 export type { PayoutBeneficiary, PayoutMethod, PayoutOutcome, PayoutPort, PayoutRequest } from './payouts.ts';
+export { SandboxIssuer, type IssueCardOutcome, type IssueCardRequest, type IssuedCardStatus, type IssuerPort } from './issuer.ts';
+export {
+  SANDBOX_BILLERS,
+  SandboxBiller,
+  type Bill,
+  type BillInquiry,
+  type BillPaymentOutcome,
+  type BillPaymentRequest,
+  type BillerCategory,
+  type BillerPort,
+  type BillerProvider,
+} from './biller.ts';
 export {
   paymentLinkMessage,
   paymentCancelledMessage,
@@ -138,6 +152,8 @@ export function createSandboxMoneyRails(
     payout: new SandboxPayouts({ delayMs: config.sandboxCashoutDelayMs, clock }),
     enrollment: new SandboxEnrollment({ delayMs: config.sandboxAccountDelayMs }),
     key_directory: new SandboxKeyDirectory(),
+    issuer: new SandboxIssuer({ clock }),
+    biller: new SandboxBiller({ clock }),
   };
 }
 

@@ -1,7 +1,9 @@
 import { ApiError } from '../platform/errors/api-error.ts';
 import type { BanklinkPort } from './banklink.ts';
+import type { BillerPort } from './biller.ts';
 import type { DebitPort } from './debit.ts';
 import type { EnrollmentPort } from './enrollment.ts';
+import type { IssuerPort } from './issuer.ts';
 import type { KeyDirectoryPort } from './key-directory.ts';
 import type { PayoutPort } from './payouts.ts';
 import type { RtkeyPort } from './rtkey.ts';
@@ -10,7 +12,19 @@ import type { Executor } from '../platform/db/database.ts';
 import type { WalletPort } from './wallets.ts';
 
 /** Every rail that moves or promises money (PRODUCT.md "Live money"), by the name errors give. */
-export const MONEY_RAILS = ['card', 'account_debit', 'banklink', 'rtkey', 'walleta', 'walletb', 'payout', 'enrollment', 'key_directory'] as const;
+export const MONEY_RAILS = [
+  'card',
+  'account_debit',
+  'banklink',
+  'rtkey',
+  'walleta',
+  'walletb',
+  'payout',
+  'enrollment',
+  'key_directory',
+  'issuer',
+  'biller',
+] as const;
 export type MoneyRail = (typeof MONEY_RAILS)[number];
 
 /** The port each money rail is reached through. */
@@ -24,6 +38,10 @@ export interface MoneyPorts {
   payout: PayoutPort;
   enrollment: EnrollmentPort;
   key_directory: KeyDirectoryPort;
+  /** Issuing cards (docs/issuing.md): sandbox only until a connector serves it. */
+  issuer: IssuerPort;
+  /** Bill payments (docs/utilities.md): sandbox only until a connector serves it. */
+  biller: BillerPort;
 }
 
 /**

@@ -158,3 +158,42 @@ export function applyTestScenario<T extends { status: string }>(
   if (isDeclineReason(scenario)) return { status: 'declined', remarks: scenario };
   return outcome;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Issuing cards (rail `issuer`, docs/issuing.md) and bill payments (rail `biller`, docs/utilities.md)
+
+/** Issuing: a customer whose document number ends in this is refused by the sandbox issuer (KYC_REJECTED). */
+export const ISSUER_REJECT_DOCUMENT_SUFFIX = '9999';
+
+/** A bill reference's last four characters decide the sandbox biller's answer (docs/testing.md). */
+export const BILL_NOT_FOUND_SUFFIX = '0404';
+export const BILL_ALREADY_PAID_SUFFIX = '1111';
+export const BILL_REJECTED_SUFFIX = '0000';
+export const BILL_PENDING_SUFFIX = '2222';
+/** A pending bill payment (`…2222`) is paid this long after it was first sent. */
+export const BILL_PENDING_SETTLE_MS = 60_000;
+/** The smallest sandbox bill (pesos × 100 = minor units). */
+export const BILL_MINIMUM_MINOR = 5_000_00n;
+
+export type SandboxBillClass = 'not_found' | 'already_paid' | 'rejected' | 'pending' | 'paid';
+
+/** The sandbox biller's bills have references of 6 to 16 digits (contract numbers, NICs); any other has no bill. */
+export const SANDBOX_BILL_REFERENCE = /^[0-9]{6,16}$/;
+
+export function sandboxBillClass(reference: string): SandboxBillClass {
+  if (!SANDBOX_BILL_REFERENCE.test(reference) || reference.endsWith(BILL_NOT_FOUND_SUFFIX)) return 'not_found';
+  if (reference.endsWith(BILL_ALREADY_PAID_SUFFIX)) return 'already_paid';
+  if (reference.endsWith(BILL_REJECTED_SUFFIX)) return 'rejected';
+  if (reference.endsWith(BILL_PENDING_SUFFIX)) return 'pending';
+  return 'paid';
+}
+
+/**
+ * A sandbox bill's amount in minor units: 100 pesos × the number its last four digits make
+ * (`111100005555` → COP 555,500), at least COP 5,000.
+ */
+export function sandboxBillAmount(reference: string): bigint {
+  const digits = reference.replace(/\D/g, '').slice(-4);
+  const amount = BigInt(digits || '0') * 100n * 100n;
+  return amount < BILL_MINIMUM_MINOR ? BILL_MINIMUM_MINOR : amount;
+}

@@ -5,7 +5,7 @@ import { listEnvelopeSchema, listQuerySchema } from '../../platform/lists/lists.
 import { errorResponses } from '../../platform/http/openapi.ts';
 import { listPath } from '../../platform/http/urls.ts';
 import { createCustomerBody, customerResponse, idParams, updateCustomerBody } from './schemas.ts';
-import { createCustomer, customerList, deleteCustomer, getCustomer, listCustomers, loadCustomer, updateCustomer } from './service.ts';
+import { createCustomer, customerList, deleteCustomer, getCustomer, listCustomers, updateCustomer } from './service.ts';
 
 const tags = ['Customers'];
 
@@ -55,36 +55,6 @@ export function customerRoutes(app: FastifyInstance): void {
       return reply.code(204).send(null);
     },
   });
-
-  // Related collections whose resources arrive with later modules answer an empty list meanwhile
-  // (the customer's cards: src/modules/cards/routes.ts).
-  for (const related of ['issuing-cards'] as const) {
-    r.get(`/customers/:id/${related}`, {
-      schema: {
-        tags,
-        summary: `List the customer's ${related}`,
-        params: idParams,
-        querystring: listQuerySchema({ filters: [], sorts: [] }),
-        response: { 200: listEnvelopeSchema(z.object({ id: z.string() })), ...errorResponses(401, 404) },
-      },
-      handler: async (req) => {
-        await loadCustomer(req.ctx, req.params.id);
-        const path = listPath(req);
-        return {
-          data: [],
-          current_page: 1,
-          first_page_url: `${path}?page=1`,
-          from: null,
-          last_page: 1,
-          last_page_url: `${path}?page=1`,
-          next_page_url: null,
-          path,
-          per_page: 20,
-          prev_page_url: null,
-          to: null,
-          total: 0,
-        };
-      },
-    });
-  }
+  // The customer's related collections live with their modules: cards (src/modules/cards/routes.ts),
+  // issued cards (src/modules/issuing/routes.ts).
 }

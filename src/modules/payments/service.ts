@@ -79,6 +79,8 @@ export async function createPaymentIn(
   scope: ServiceScope,
   body: PaymentInput,
   billing?: { subscriptionId: string; cycle: number },
+  // `utility`: the payment of a utility-service bill (modules/utilities); it cannot be cancelled (15001).
+  origin: { source?: 'utility' } = {},
 ): Promise<PaymentRow> {
   const now = scope.deps.clock.now();
   const rc: RuleContext = {
@@ -94,6 +96,7 @@ export async function createPaymentIn(
   const row = await insertPayment(trx, scope, {
     ...columns(value),
     ...(billing ? { source: 'subscription', subscription_id: billing.subscriptionId, cycle: billing.cycle } : {}),
+    ...(origin.source ? { source: origin.source } : {}),
     id: prefixedId('pay', now.getTime()),
     created_at: now,
     updated_at: now,

@@ -32,8 +32,11 @@ export const walletTransactionResponse = z.object({
   currency: z.string(),
   concept: z.string().nullable(),
   confirmed: z.boolean().describe('deposits and returns: true; a withdrawal: true once its cash-out completed'),
-  node_type: z.enum(WALLET_NODE_TYPES).nullable().describe('CashoutLine for withdrawals and returns; null for deposits'),
-  node: z.object({ id: z.string().describe('the cash-out id (GET /v1/cashouts/{id})') }).nullable(),
+  node_type: z
+    .enum(WALLET_NODE_TYPES)
+    .nullable()
+    .describe('CashoutLine for withdrawals and returns of a cash-out; IssuingAuthorization for a spend on an issued card; null for deposits'),
+  node: z.object({ id: z.string().describe('the cash-out id (GET /v1/cashouts/{id}) or the card authorization id (iauth_…)') }).nullable(),
   customer_id: z.string(),
   created_at: z.string(),
   is_test: z.boolean(),

@@ -220,6 +220,30 @@ export async function recordWalletReturn(
   });
 }
 
+/**
+ * A spend on a card issued for the customer (docs/issuing.md) took money out of the wallet: writes
+ * a confirmed `withdrawal` row (node_type `IssuingAuthorization`, node the authorization) and emits
+ * `wallet.transaction.created`, in the caller's transaction. The caller posts the ledger move (the
+ * customer_wallet → outside) in the same transaction. Once per authorization.
+ */
+export async function recordWalletCardSpend(
+  trx: Transaction<DB>,
+  scope: WalletScope,
+  input: { customerId: string; amount: bigint; currency: string; authorizationId: string; concept?: string | null; ledgerTransactionId: string },
+): Promise<WalletMovement> {
+  if (typeof input.amount !== 'bigint' || input.amount <= 0n) throw new Error('a card spend amount is a positive bigint of minor units');
+  return recordMovement(trx, scope, {
+    customerId: input.customerId,
+    type: 'withdrawal',
+    amount: input.amount,
+    currency: input.currency,
+    concept: input.concept ?? null,
+    confirmed: true,
+    node: { type: 'IssuingAuthorization', id: input.authorizationId },
+    ledgerTransactionId: input.ledgerTransactionId,
+  });
+}
+
 interface MovementValues {
   customerId: string;
   type: WalletTransactionType;

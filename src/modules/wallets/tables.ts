@@ -11,8 +11,11 @@ type Timestamp = ColumnType<Date, Date | string, Date | string>;
 export const WALLET_TRANSACTION_TYPES = ['deposit', 'withdrawal', 'return'] as const;
 export type WalletTransactionType = (typeof WALLET_TRANSACTION_TYPES)[number];
 
-/** What a movement belongs to: a cash-out (OnePay's `CashoutLine`). A deposit belongs to nothing. */
-export const WALLET_NODE_TYPES = ['CashoutLine'] as const;
+/**
+ * What a movement belongs to: a cash-out (OnePay's `CashoutLine`) or a spend on an issued card
+ * (`IssuingAuthorization`, docs/issuing.md). A deposit belongs to nothing.
+ */
+export const WALLET_NODE_TYPES = ['CashoutLine', 'IssuingAuthorization'] as const;
 export type WalletNodeType = (typeof WALLET_NODE_TYPES)[number];
 
 /** The wallets module's table (migrations/0018_customer_wallets.sql), merged into the shared DB type. */

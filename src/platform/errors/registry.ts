@@ -142,6 +142,22 @@ export const Errors = {
   ),
   // PRODUCT.md "Campaigns"
   campaign_not_cancellable: def(10700, 'campaign_not_cancellable', 422, 'Only a queued or sending campaign can be cancelled.'),
+  // Issuing cards (docs/issuing.md) and utilities (docs/utilities.md)
+  issuing_card_transition_not_allowed: def(
+    11100,
+    'issuing_card_transition_not_allowed',
+    422,
+    "The card's status does not allow this action (active ↔ blocked → canceled; canceled is final).",
+  ),
+  issuing_card_not_active: def(
+    11101,
+    'issuing_card_not_active',
+    422,
+    'The card is not active (being issued, blocked or canceled); it cannot be used.',
+  ),
+  utility_bill_not_found: def(11200, 'utility_bill_not_found', 404, 'The biller has no bill with this reference.'),
+  utility_bill_already_paid: def(11201, 'utility_bill_already_paid', 422, 'The bill is already paid; nothing was created.'),
+  utility_in_progress: def(11202, 'utility_in_progress', 409, 'A payment of this bill is already in progress; nothing was created.'),
   // Companies onboarded by a platform (docs/companies.md)
   platform_only: def(11400, 'platform_only', 403, 'Only the key of a platform company can onboard companies (the operator sets the flag).'),
   company_not_active: def(11401, 'company_not_active', 422, 'The company is not active yet: its live keys are issued once its review approves it.'),

@@ -11,10 +11,15 @@ export const errorEnvelope = z.object({
     .string()
     .optional()
     .describe(
-      'rail_not_configured (10900): the rail without a connector (card, account_debit, banklink, rtkey, walleta, walletb, payout, enrollment, key_directory)',
+      'rail_not_configured (10900): the rail without a connector (card, account_debit, banklink, rtkey, walleta, walletb, payout, enrollment, key_directory, issuer, biller)',
     ),
   /** cashout_external_id_taken (10513): the cash-out that already has this external_id. */
   cashout_id: z.string().optional().describe('cashout_external_id_taken (10513): the first cash-out with this external_id'),
+  /** utility_in_progress (11202), utility_bill_already_paid (11201): the bill payment that holds the bill. */
+  utility_id: z
+    .string()
+    .optional()
+    .describe('utility_in_progress (11202) and utility_bill_already_paid (11201): the utility paying or that paid the bill'),
 });
 
 const DESCRIPTIONS: Record<number, string> = {

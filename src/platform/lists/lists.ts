@@ -148,10 +148,20 @@ export async function paginate<DB, TB extends keyof DB, O, T>(
     .limit(list.perPage)
     .offset((list.page - 1) * list.perPage)
     .execute();
+  return envelope(rows.map(opts.map), total, list, opts);
+}
+
+/** PRODUCT.md's envelope around one page of items (`rows`) out of `total`. */
+function envelope<T>(
+  rows: T[],
+  total: number,
+  list: ListQuery<string, string>,
+  opts: { path: string; query: Record<string, unknown> },
+): ListEnvelope<T> {
   const lastPage = Math.max(1, Math.ceil(total / list.perPage));
   const from = rows.length ? (list.page - 1) * list.perPage + 1 : null;
   return {
-    data: rows.map(opts.map),
+    data: rows,
     current_page: list.page,
     first_page_url: pageUrl(opts.path, opts.query, 1),
     from,
@@ -194,4 +204,16 @@ export function parseTimestampFilter(key: string, value: string): Date {
       : new Date(NaN);
   if (Number.isNaN(date.getTime())) throw validationError({ [key]: ['must be an ISO 8601 date or timestamp'] });
   return date;
+}
+
+/**
+ * The list envelope over items already in memory (a catalogue a rail answers, not a table): the
+ * same page arithmetic and page URLs as `paginate`, with the items in the order given.
+ */
+export function paginateItems<T>(
+  items: readonly T[],
+  list: ListQuery<string, string>,
+  opts: { path: string; query: Record<string, unknown> },
+): ListEnvelope<T> {
+  return envelope(items.slice((list.page - 1) * list.perPage, list.page * list.perPage), items.length, list, opts);
 }
