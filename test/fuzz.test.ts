@@ -242,6 +242,13 @@ interface Fixtures {
   testClock: string;
   campaign: string;
   campaignToCancel: string;
+  /** Issued cards (issuing): to read and spend with, to block, blocked (to unblock), to cancel. */
+  issuingCard: string;
+  issuingCardToBlock: string;
+  issuingCardBlocked: string;
+  issuingCardToCancel: string;
+  /** A paid bill payment (utilities). */
+  utility: string;
   /** A flow (call_url), and a company this (platform) company onboarded (pending). */
   flow: string;
   onboardedCompany: string;
@@ -308,6 +315,16 @@ async function makeFixtures(h: Harness, co: Company, tag: string): Promise<Fixtu
   const cashoutToCancel = await cashoutOf('require_approval');
   const cashoutToApprove = await cashoutOf('require_approval');
   const cashoutToReject = await cashoutOf('require_approval');
+  const issueCard = async () => (await ok({ url: '/v1/issuing/cards', body: { customer_id: customer, nickname: `Fuzz ${tag}` } })).id as string;
+  const [issuingCard, issuingCardToBlock, issuingCardBlocked, issuingCardToCancel] = [
+    await issueCard(),
+    await issueCard(),
+    await issueCard(),
+    await issueCard(),
+  ];
+  await ok({ url: `/v1/issuing/cards/${issuingCardBlocked}/block`, body: {} });
+  await ok({ url: `/v1/customers/${customer}/transactions`, body: { amount: 1000, concept: 'Fuzz' } }); // the cards spend from it
+  const utility = (await ok({ url: '/v1/utilities', body: { provider_id: '7701001', reference: '55550001' } })).id as string;
   const plan = (await ok({ url: '/v1/plans', body: { name: `Plan ${tag}`, amount_in_cents: 500_000, cicle_frequency: 'monthly' } })).id;
   const subscribe = async () => (await ok({ url: '/v1/subscriptions', body: { customer_id: customer, plan_id: plan } })).id as string;
   const subscription = await subscribe();
@@ -351,6 +368,11 @@ async function makeFixtures(h: Harness, co: Company, tag: string): Promise<Fixtu
     subscriptionToFreeze,
     subscriptionFrozen,
     testClock,
+    issuingCard,
+    issuingCardToBlock,
+    issuingCardBlocked,
+    issuingCardToCancel,
+    utility,
     sessionToken: await sessionTokenOf(co, customerPhone),
     sessionCardToken: (await ok({ url: '/v1/tokens', body: cardBody('', { customer_id: undefined }), key: co.publishable_keys.test })).id,
     campaign: await insertCampaignFixture(h, co, tag),
@@ -381,13 +403,22 @@ async function sessionTokenOf(co: Company, phone: string): Promise<string> {
 const isSessionRoute = (path: string) => path.startsWith('/v1/customers/session');
 
 /** Operations whose path ids are global catalogue entries, not a company's resources. */
-const isGlobal = (path: string) => path.startsWith('/v1/banks/') || path.startsWith('/v1/accounts/rtkey/') || path.startsWith('/v1/connectors/');
+const isGlobal = (path: string) =>
+  path.startsWith('/v1/banks/') ||
+  path.startsWith('/v1/accounts/rtkey/') ||
+  path.startsWith('/v1/connectors/') ||
+  path.startsWith('/v1/utilities/providers/');
 
 /** The company's resource ids for an operation's path parameters, or undefined when none fits. */
 function pathIds(path: string, fx: Fixtures): Record<string, string> | undefined {
   if (path.startsWith('/v1/banks/')) return { id: BANCOLOMBIA };
   if (path.startsWith('/v1/accounts/rtkey/')) return { key: '@ana.gomez' };
   if (path.startsWith('/v1/connectors/')) return { name: 'wompi' };
+  if (path.startsWith('/v1/utilities/providers/')) return { id: '7701001', reference: '111100005555' };
+  if (path === '/v1/issuing/cards/{id}/block') return { id: fx.issuingCardToBlock };
+  if (path === '/v1/issuing/cards/{id}/unblock') return { id: fx.issuingCardBlocked };
+  if (path === '/v1/issuing/cards/{id}/cancel') return { id: fx.issuingCardToCancel };
+  if (path.startsWith('/v1/issuing/cards/')) return { id: fx.issuingCard };
   if (path === '/v1/accounts/{id}/validate') return { id: fx.pendingWallet };
   if (path === '/v1/charges/{id}/cancel') return { id: fx.pendingCharge };
   if (path === '/v1/charges/{id}/resolve') return { id: fx.pendingCharge2 };
@@ -421,6 +452,7 @@ function pathIds(path: string, fx: Fixtures): Record<string, string> | undefined
     subscriptions: fx.subscription,
     'test-clocks': fx.testClock,
     campaigns: fx.campaign,
+    utilities: fx.utility,
     flows: fx.flow,
     companies: fx.onboardedCompany,
   };
@@ -470,6 +502,10 @@ function baselineOverrides(fx: Fixtures): Record<string, Record<string, unknown>
     'POST /v1/subscriptions': { customer_id: fx.customer, plan_id: fx.plan },
     'PUT /v1/subscriptions/{id}': { name: 'Suscripción cambiada' },
     'POST /v1/test-clocks': { frozen_time: '2030-01-01T00:00:00Z', name: 'Reloj' },
+    'POST /v1/issuing/cards': { customer_id: fx.customer, nickname: 'Fuzz' },
+    'POST /v1/issuing/cards/{id}/test-authorizations': { amount: 1 },
+    'POST /v1/utilities': { provider_id: '7701001', reference: '99990002' },
+    'POST /v1/utilities/payment-links': { provider_id: '7701001', reference: '99990003', phone: '+573001234567' },
     'POST /v1/test-clocks/{id}/advance': { frozen_time: Math.floor(Date.now() / 1000) + 10 * 86_400 },
     'POST /v1/flows': { name: 'Fuzz', event: 'charge.paid', action: { type: 'call_url', url: 'http://localhost:9/flow' } },
     'POST /v1/companies': kybBody(),
