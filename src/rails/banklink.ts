@@ -1,5 +1,6 @@
 import type { RefundRequest } from './debit.ts';
 import type { PolledOutcome, RailPayer } from './payer.ts';
+import { sandboxDisputes, type DisputeReporting } from './disputes.ts';
 /**
  * The bank-transfer scheme (rail `banklink`, docs/rails.md): opens the payer's session at their
  * bank, where the payer approves or declines. Idempotent by `reference` (the charge id).
@@ -19,7 +20,7 @@ export interface BanklinkSession {
   payer: RailPayer;
 }
 
-export interface BanklinkPort {
+export interface BanklinkPort extends DisputeReporting {
   readonly name: string;
   /** Why this rail cannot give money back, or absent when it can (see DebitPort). */
   readonly refundsUnavailable?: string;
@@ -48,6 +49,8 @@ export interface BanklinkPort {
 /** The sandbox: the session is the sandbox bank page (`/pay/{charge id}`); its Aprobar or Rechazar is the bank's answer. */
 export class SandboxBanklink implements BanklinkPort {
   readonly name = 'sandbox';
+  readonly openDispute = sandboxDisputes.openDispute;
+  readonly closeDispute = sandboxDisputes.closeDispute;
   async open(session: BanklinkSession): Promise<{ networkId: string }> {
     return { networkId: `sbx_banklink_${session.reference}` };
   }

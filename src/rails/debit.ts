@@ -1,6 +1,7 @@
 import { cardExpiredAt, type Clock } from '../platform/clock.ts';
 import { applyTestScenario } from './sandbox-table.ts';
 import type { PolledOutcome } from './payer.ts';
+import { sandboxDisputes, type DisputeReporting } from './disputes.ts';
 
 /**
  * The debit port (docs/rails.md): card debits (rail `card`) and direct debits of a bank account
@@ -65,7 +66,7 @@ export interface SavedCard {
   acceptance: { permalink: string; acceptedAt: Date } | null;
 }
 
-export interface DebitPort {
+export interface DebitPort extends DisputeReporting {
   readonly name: string;
   /**
    * Why this rail cannot give money back (a provider without refunds), or absent when it can. The
@@ -104,6 +105,8 @@ export interface DebitPort {
  */
 export class SandboxDebit implements DebitPort {
   readonly name = 'sandbox';
+  readonly openDispute = sandboxDisputes.openDispute;
+  readonly closeDispute = sandboxDisputes.closeDispute;
   constructor(private opts: { delayMs: number; clock: Clock }) {}
 
   private outcome(request: DebitRequest): DebitOutcome {

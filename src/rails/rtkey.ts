@@ -1,5 +1,6 @@
 import type { RefundRequest } from './debit.ts';
 import type { PolledOutcome } from './payer.ts';
+import { sandboxDisputes, type DisputeReporting } from './disputes.ts';
 import { emvcoPayload } from './emvco.ts';
 import { sandboxQrRefused } from './sandbox-table.ts';
 
@@ -26,7 +27,7 @@ export class QrRegistrationFailed extends Error {
   }
 }
 
-export interface RtkeyPort {
+export interface RtkeyPort extends DisputeReporting {
   readonly name: string;
   /** Registers the QR and returns its payload; throws QrRegistrationFailed when the scheme refuses it. */
   registerQr(registration: QrRegistration): Promise<{ networkId: string; payload: string }>;
@@ -45,6 +46,8 @@ export interface RtkeyPort {
 /** The sandbox: builds the payload a scheme would answer; the sandbox table's QR triggers refuse it. */
 export class SandboxRtkey implements RtkeyPort {
   readonly name = 'sandbox';
+  readonly openDispute = sandboxDisputes.openDispute;
+  readonly closeDispute = sandboxDisputes.closeDispute;
   async registerQr(r: QrRegistration): Promise<{ networkId: string; payload: string }> {
     if (sandboxQrRefused(r.amount, r.test_scenario)) {
       throw new QrRegistrationFailed('The instant-payment scheme refused the QR registration (sandbox trigger).');

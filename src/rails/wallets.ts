@@ -1,5 +1,6 @@
 import type { RefundRequest } from './debit.ts';
 import type { PolledOutcome, RailPayer } from './payer.ts';
+import { sandboxDisputes, type DisputeReporting } from './disputes.ts';
 import { sandboxWalletOutcome, WALLETB_TEST_OTP } from './sandbox-table.ts';
 
 /**
@@ -18,7 +19,7 @@ export interface WalletRequest {
 /** `pending`: a connector whose payer has not acted yet (the sandbox always knows). */
 export type WalletOutcome = { status: 'approved' } | { status: 'declined'; remarks: string } | { status: 'otp_invalid' } | { status: 'pending' };
 
-export interface WalletPort {
+export interface WalletPort extends DisputeReporting {
   readonly name: string;
   /** Why this rail cannot give money back, or absent when it can (see DebitPort). */
   readonly refundsUnavailable?: string;
@@ -45,6 +46,8 @@ export interface WalletPort {
 export class SandboxWallet implements WalletPort {
   constructor(readonly wallet: 'walleta' | 'walletb') {}
   readonly name = 'sandbox';
+  readonly openDispute = sandboxDisputes.openDispute;
+  readonly closeDispute = sandboxDisputes.closeDispute;
   async requestToPay(request: WalletRequest): Promise<{ networkId: string }> {
     return { networkId: `sbx_${this.wallet}_${request.reference}` };
   }

@@ -71,7 +71,7 @@ describe('no card number or security code in the database or the logs', () => {
     const tokenized = await co.req({ url: '/v1/cards/tokenized', body: { card_token: token.body.id, customer_id: customer, authorization: true } });
     assert.equal(tokenized.status, 200, tokenized.raw);
     // Charges on them: paid, declined, refunded; events and intents written.
-    const paid = await co.req({ url: '/v1/charges', body: chargeBody(customer, { card_id: cards[0] }) });
+    const paid = await co.req({ url: '/v1/charges', body: chargeBody(customer, { card_id: cards[0] }, { test_scenario: 'refundable' }) });
     assert.equal(paid.body.status, 'paid', paid.raw);
     assert.equal((await co.req({ url: '/v1/charges', body: chargeBody(customer, { card_id: cards[1] }) })).body.status, 'failed');
     assert.equal((await co.req({ url: `/v1/charges/${paid.body.id}/refund`, body: {} })).status, 200);

@@ -390,7 +390,8 @@ describe('charges', () => {
   });
 
   test('refund: paid → refunded (charge.refunded, the money leaves the balance); 10805, 10807, 10806; by the intent id', async () => {
-    const paid = (await charge({ card_id: p.card }, { amount: 20000 })).body;
+    const paid = (await charge({ card_id: p.card }, { amount: 20000, test_scenario: 'refundable' })).body;
+    assert.equal(paid.status, 'paid', 'refundable approves like approved');
     const before = await balance(co);
     const res = await co.req({ method: 'POST', url: `/v1/charges/${paid.payment_intent_id}/refund` }); // no body at all
     assert.equal(res.status, 200, res.raw);
@@ -413,7 +414,28 @@ describe('charges', () => {
     assert.equal((await co.req({ url: `/v1/charges/${pending.id}/resolve`, body: { action: 'approve' } })).body.status, 'paid');
     expectError(await co.req({ url: `/v1/charges/${pending.id}/refund`, body: {} }), 422, 'charge_is_test', 10806);
 
-    const whole = (await charge({ card_id: p.card }, { amount: 30000 })).body;
+    // SPEC.md: a paid test charge cannot be refunded (10806), after the state check (10807 first).
+    const plain = (await charge({ card_id: p.card }, { amount: 21000 })).body;
+    assert.equal(plain.status, 'paid');
+    const refused = await co.req({ url: `/v1/charges/${plain.id}/refund`, body: {} });
+    expectError(refused, 422, 'charge_is_test', 10806);
+    assert.match(refused.body.message, /test_scenario refundable/);
+    assert.equal((await co.req({ url: `/v1/charges/${plain.id}` })).body.status, 'paid', 'nothing changed');
+    const openTest = (await charge({ account_id: p.account }, { test_scenario: 'refundable' })).body;
+    assert.equal(openTest.status, 'processing');
+    expectError(await co.req({ url: `/v1/charges/${openTest.id}/refund`, body: {} }), 422, 'charge_is_not_paid', 10807);
+    // An account debit with refundable refunds once the sandbox bank settled it.
+    h.clock.advance(DELAY);
+    await runChargeJobs(h, [openTest.id]);
+    assert.equal((await co.req({ url: `/v1/charges/${openTest.id}/refund`, body: {} })).body.status, 'refunded');
+    // Resolved by hand: no rail movement, never refundable, even with the scenario.
+    const resolvedRefundable = (await charge({ account_id: p.account }, { test_scenario: 'refundable', amount: 1500 })).body;
+    await co.req({ url: `/v1/charges/${resolvedRefundable.id}/resolve`, body: { action: 'approve' } });
+    expectError(await co.req({ url: `/v1/charges/${resolvedRefundable.id}/refund`, body: {} }), 422, 'charge_is_test', 10806);
+    // The scenario is a test-key thing.
+    expectValidation(await charge({ card_id: p.card }, { test_scenario: 'refundable' }, co, 'live'), 'test_scenario');
+
+    const whole = (await charge({ card_id: p.card }, { amount: 30000, test_scenario: 'refundable' })).body;
     expectValidation(await co.req({ url: `/v1/charges/${whole.id}/refund`, body: { amount: 100 } }), 'amount');
     assert.equal((await co.req({ url: `/v1/charges/${whole.id}/refund`, body: { amount: 30000 } })).body.status, 'refunded');
     expectError(await co.req({ url: '/v1/charges/ch_nope/refund', body: {} }), 404, 'record_not_found', 10002);
@@ -426,7 +448,11 @@ describe('charges', () => {
     const wallet = await activeWallet(h, fresh, partner);
     const paid = await fresh.req({
       url: '/v1/charges',
-      body: chargeBody(q.customer, { card_id: q.card }, { amount: 10000, splits: [{ account_id: wallet, amount: 4000 }] }),
+      body: chargeBody(
+        q.customer,
+        { card_id: q.card },
+        { amount: 10000, splits: [{ account_id: wallet, amount: 4000 }], test_scenario: 'refundable' },
+      ),
     });
     assert.equal(paid.body.status, 'paid', paid.raw);
     assert.equal((await balance(fresh)).available, 6000);
@@ -436,7 +462,10 @@ describe('charges', () => {
     assert.equal((await balance(fresh)).available, 0);
     assert.equal((await balance(partner)).available, 0);
 
-    const second = await fresh.req({ url: '/v1/charges', body: chargeBody(q.customer, { card_id: q.card }, { amount: 10000 }) });
+    const second = await fresh.req({
+      url: '/v1/charges',
+      body: chargeBody(q.customer, { card_id: q.card }, { amount: 10000, test_scenario: 'refundable' }),
+    });
     // The company paid the money out meanwhile (simulated with a ledger posting of its own).
     const { postTransaction } = await import('../ledger/service.ts');
     await h.runtime.deps.database.db.transaction().execute((trx) =>
@@ -490,8 +519,8 @@ describe('charges', () => {
     h.clock.advance(RECONCILE);
     await runChargeJobs(h, [created.id]);
     assert.equal((await co.req({ url: `/v1/charges/${created.id}` })).body.status, 'failed', 'the reconciler leaves a cancelled charge alone');
-    const refunded = (await charge({ card_id: p.card })).body;
-    await co.req({ url: `/v1/charges/${refunded.id}/refund`, body: {} });
+    const refunded = (await charge({ card_id: p.card }, { test_scenario: 'refundable' })).body;
+    assert.equal((await co.req({ url: `/v1/charges/${refunded.id}/refund`, body: {} })).body.status, 'refunded');
     expectError(await co.req({ url: `/v1/charges/${refunded.id}/cancel`, body: {} }), 422, 'charge_not_cancellable', 10808);
   });
 

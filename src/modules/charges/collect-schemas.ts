@@ -50,7 +50,9 @@ export const banklinkBody = z.object({
 export type BanklinkBody = z.infer<typeof banklinkBody>;
 
 export const rtkeyBody = z.object({
-  amount: pesos.describe(`pesos, at least ${RTKEY_MINIMUM_PESOS}, at most 2 decimals, within the company maximum per transaction`),
+  amount: pesos.describe(
+    `pesos, at least ${RTKEY_MINIMUM_PESOS} and below 11,552,000 (the instant-key limit), at most 2 decimals, within the company maximum per transaction`,
+  ),
   customer_id: uuid.describe('a customer of the company, in the same environment'),
   expires_in: z
     .number()

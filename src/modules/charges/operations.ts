@@ -9,7 +9,7 @@ import { CANCELLABLE, CANCELLED_REMARKS, REFUND_MACHINE, RESOLVABLE } from './li
 import { toChargeResponse } from './present.ts';
 import { loadCharge } from './queries.ts';
 import { chargeRail, RAIL_OF_METHOD } from './rails.ts';
-import type { ChargeResponse, ResolveChargeBody } from './schemas.ts';
+import { REFUNDABLE_SCENARIO, type ChargeResponse, type ResolveChargeBody } from './schemas.ts';
 import { jobPayload, RECONCILE_JOB } from './jobs.ts';
 import { settleRefundIn } from './settle.ts';
 import { applyChargeTransition } from './transition.ts';
@@ -25,7 +25,7 @@ const REFUND_NOT_CONFIRMED =
 /**
  * POST /charges/{id}/refund: a paid charge is refunded whole. In the request's transaction the
  * charge is locked, the rules checked (10805 refunded or a refund in progress, 10807 not paid,
- * 10806 a test charge whose outcome was set by resolve), the refund recorded (pending) and its
+ * 10806 a test charge, unless created with test_scenario `refundable`), the refund recorded (pending) and its
  * money taken from the balance (a reversal of the collection and of its splits; too small a
  * balance is insufficient_balance); that commits before the rail is called. The rail's answer is
  * saved in its own transaction: charge.refunded. Concurrent refunds: the row lock and a unique
@@ -49,12 +49,18 @@ export async function refundCharge(ctx: RequestContext, id: string, body: { amou
         .executeTakeFirst();
       if (charge.status === 'refunded') throw new ApiError('charge_refunded');
       if (existing) throw new ApiError('charge_refunded', { message: 'A refund of this charge is in progress.' });
+      // A chargeback is the payer's refund through the network: the dispute decides where the money goes.
+      if (charge.dispute_id)
+        throw new ApiError('charge_refunded', {
+          message: `The charge is disputed (${charge.dispute_id}): the card network or bank returns the money if the dispute is lost; it cannot be refunded.`,
+        });
       if (charge.status !== 'paid')
         throw new ApiError('charge_is_not_paid', { message: `The charge is ${charge.status}; only a paid charge can be refunded.` });
-      if (charge.environment === 'test' && charge.resolved) {
+      // SPEC.md: a test charge cannot be refunded (checked after the state). The sandbox exception:
+      // a charge created with test_scenario `refundable` (and paid by the sandbox rail, not resolve).
+      if (charge.environment === 'test' && (charge.test_scenario !== REFUNDABLE_SCENARIO || charge.resolved)) {
         throw new ApiError('charge_is_test', {
-          message:
-            'This test charge was settled by resolve (a simulated outcome, no rail movement): it cannot be refunded. Test charges paid through the sandbox rail can.',
+          message: `A test charge cannot be refunded. To test refunds, create the charge with test_scenario ${REFUNDABLE_SCENARIO} (POST /v1/charges): that charge, once paid, refunds like a live one.`,
         });
       }
       if (rail.refundsUnavailable) {

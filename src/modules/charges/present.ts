@@ -45,6 +45,8 @@ export function toChargeResponse(row: ChargeRow, baseUrl: string): ChargeRespons
     failed_at: row.failed_at ? iso(row.failed_at) : null,
     cancelled_at: row.cancelled_at ? iso(row.cancelled_at) : null,
     refunded_at: row.refunded_at ? iso(row.refunded_at) : null,
+    disputed: Boolean(row.dispute_id),
+    dispute_id: row.dispute_id ?? null,
     bank_id: row.bank_id,
     redirect_url: row.redirect_url,
     reference: row.reference,

@@ -23,7 +23,10 @@ describe(`50 parallel refunds of one charge (${ENGINE})`, () => {
       const p = await payer(h, co);
       const created = await co.req({
         url: '/v1/charges',
-        body: chargeBody(p.customer, method === 'card' ? { card_id: p.card } : { account_id: p.account }, { amount: 77000 }),
+        body: chargeBody(p.customer, method === 'card' ? { card_id: p.card } : { account_id: p.account }, {
+          amount: 77000,
+          test_scenario: 'refundable',
+        }),
       });
       assert.equal(created.status, 200, created.raw);
       let charge = created.body;

@@ -137,7 +137,9 @@ describe('a retried key never charges twice', () => {
   });
 
   test('a refund that failed after it was recorded: the retry answers the charge, one refund at the rail', async () => {
-    const paid = (await co.req({ url: '/v1/charges', body: chargeBody(p.customer, { card_id: p.card }, { amount: 20000 }) })).body;
+    const paid = (
+      await co.req({ url: '/v1/charges', body: chargeBody(p.customer, { card_id: p.card }, { amount: 20000, test_scenario: 'refundable' }) })
+    ).body;
     const held = rail.hold();
     const calls = rail.refunds.length;
     const dying = co.req({ url: `/v1/charges/${paid.id}/refund`, body: {}, idem: 'refund-dead' });

@@ -61,7 +61,7 @@ export function chargeRoutes(app: FastifyInstance): void {
     schema: {
       tags,
       summary: 'Refund a paid charge (whole)',
-      description: `${anyId} 10805 charge_refunded (refunded, or a refund in progress), 10807 charge_is_not_paid, 10806 charge_is_test (a test charge settled by resolve), 10010 insufficient_balance. Answers the charge, refunded (charge.refunded).`,
+      description: `${anyId} 10805 charge_refunded (refunded, or a refund in progress), 10807 charge_is_not_paid, 10806 charge_is_test (a test charge; one created with test_scenario refundable and paid by the sandbox rail refunds), 10010 insufficient_balance. Answers the charge, refunded (charge.refunded).`,
       params: idParams,
       body: refundChargeBody,
       response: { 200: chargeResponse, ...errorResponses(401, 404, 409, 422, 503) },

@@ -78,7 +78,7 @@ describe('rtkey (instant-key QR) charges', () => {
     assert.equal(new Date(plain.expires_at).getTime() - new Date(plain.created_at).getTime(), 30 * 60_000);
   });
 
-  test('rules: amount ≥ 1000, expires_in 5–64800 whole minutes, a customer, test_scenario only with a test key', async () => {
+  test('rules: amount ≥ 1000 and below 11,552,000, expires_in 5–64800 whole minutes, a customer, test_scenario only with a test key', async () => {
     expectValidation(await create({ amount: 999 }), 'amount');
     expectValidation(await create({ amount: 'mil' }), 'amount');
     expectValidation(await create({ amount: 5000, expires_in: 4 }), 'expires_in');
@@ -92,6 +92,16 @@ describe('rtkey (instant-key QR) charges', () => {
       await create({ amount: 5000, customer_id: await createCustomer(co, 'live'), test_scenario: 'qr_failure' }, 'live'),
       'test_scenario',
     );
+    // SPEC.md "Limits": an instant-key movement is below COP 11,552,000 (the limit itself is refused).
+    const before = (await co.req({ url: '/v1/charges?filter[payment_method_type]=rtkey' })).body.total;
+    const atLimit = await create({ amount: 11_552_000 });
+    expectValidation(atLimit, 'amount');
+    assert.match(atLimit.body.errors.amount[0], /less than/);
+    expectValidation(await create({ amount: '11552000.01' }), 'amount');
+    assert.equal((await co.req({ url: '/v1/charges?filter[payment_method_type]=rtkey' })).body.total, before, 'no charge');
+    const below = await create({ amount: 11_551_999.99 });
+    assert.equal(below.status, 200, below.raw);
+    assert.equal(below.body.amount, 11_551_999.99);
     for (const minutes of [5, 64800]) {
       const ok = await create({ amount: 5000, expires_in: minutes });
       assert.equal(ok.status, 200, ok.raw);

@@ -1,6 +1,8 @@
 import type { RequestContext, ServiceScope } from '../../platform/context.ts';
 import { ApiError, validationError } from '../../platform/errors/api-error.ts';
 import { prefixedId } from '../../platform/ids.ts';
+import { formatPesos } from '../../platform/money.ts';
+import { KEY_ACCOUNT_LIMIT_MINOR } from './service.ts';
 import { customerExists } from '../accounts/queries.ts';
 import { collectAmount, collectMetadata, fieldErrors, payerChargeValues, qrLabel, scopeOfContext } from './collect.ts';
 import { QR_FAILURE_SCENARIO } from '../../rails/sandbox-table.ts';
@@ -28,6 +30,9 @@ export async function createRtkeyCharge(ctx: RequestContext, body: RtkeyBody, id
   const rail = await chargeRail(ctx.deps, ctx, 'rtkey');
   const { errors, add } = fieldErrors();
   const amount = await collectAmount(ctx, body.amount, RTKEY_MINIMUM_PESOS, add);
+  // SPEC.md "Limits": a movement on an instant-key account is below COP 11,552,000; an rtkey charge is one.
+  if (amount !== null && amount >= KEY_ACCOUNT_LIMIT_MINOR)
+    add('amount', `an instant-key (rtkey) payment moves less than ${formatPesos(KEY_ACCOUNT_LIMIT_MINOR, 'COP')}`);
   const customerId = body.customer_id.toLowerCase();
   if (!(await customerExists(ctx.db, ctx, customerId))) add('customer_id', 'no such customer in this environment');
   const scenario = body.test_scenario ?? null;

@@ -18,7 +18,13 @@ export const CHARGE_TEST_SCENARIOS = [
   'CARD_EXPIRED',
   'TRANSACTION_REJECTED',
   'persistence_lost',
+  'refundable',
 ] as const;
+/**
+ * The one test scenario whose paid charge may be refunded (SPEC.md: a test charge cannot be
+ * refunded, 10806): it approves as `approved` does, and only that charge takes a refund.
+ */
+export const REFUNDABLE_SCENARIO = 'refundable';
 /** The scenarios that make the sandbox rail reject the debit (remarks carries the code). */
 export const DECLINE_SCENARIOS = ['INSUFFICIENT_FUNDS', 'RISK_CONTROL', 'CARD_EXPIRED', 'TRANSACTION_REJECTED'] as const;
 
@@ -102,6 +108,8 @@ export const chargeResponse = z.object({
   failed_at: z.string().nullable(),
   cancelled_at: z.string().nullable(),
   refunded_at: z.string().nullable(),
+  disputed: z.boolean().describe('the card network or bank opened a dispute on this charge (charge.disputed); the status stays paid'),
+  dispute_id: z.string().nullable().describe('dp_…: the dispute, at GET /v1/disputes/{id} (docs/disputes.md)'),
   bank_id: z.string().nullable().describe("banklink: the payer's bank"),
   redirect_url: z.string().nullable().describe('banklink: where the payer goes after the bank, with charge_id added to the query'),
   reference: z.string().nullable().describe('banklink, rtkey: your reference, shown to the payer (rtkey: EMVCo tag 62)'),

@@ -47,6 +47,8 @@ export interface ChargesTable {
   rail_url?: string | null;
   remarks: string | null;
   network_id: string | null;
+  /** The dispute the rail opened on this paid charge (disputes module; migrations/0031). */
+  dispute_id?: string | null;
   intent_id: string;
   resolved: ColumnType<boolean, boolean | undefined, boolean>;
   paid_at: Timestamp | null;

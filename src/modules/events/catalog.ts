@@ -74,8 +74,6 @@ export interface EventTypeInfo {
 }
 
 const on = (resource: string): EventTypeInfo => ({ emits: true, resource });
-/** No emitter yet: nothing in the service can produce this type today. */
-const notYet = (resource: string): EventTypeInfo => ({ emits: false, resource });
 
 export const EVENT_CATALOGUE: Readonly<Record<EventType, EventTypeInfo>> = {
   'payment.created': on('payment'),
@@ -85,8 +83,8 @@ export const EVENT_CATALOGUE: Readonly<Record<EventType, EventTypeInfo>> = {
   'payment.expired': on('payment'),
   'payment.partially_paid': on('payment'),
   'payment.partial_expired': on('payment'),
-  'payment.issue': notYet('payment'), // issue 17: emitter being added (payment problems reported by a rail)
-  'payment.disputed': notYet('payment'), // issue 17: disputes (PAYMENT_MACHINE has the transition; nothing applies it yet)
+  'payment.issue': on('payment'), // a rail approves an attempt already declined (late_approval): the payment with `issue` (payments/issues.ts)
+  'payment.disputed': on('payment'), // a dispute the rail opened on an approved payment (disputes module; docs/disputes.md)
   // The payment with its `message` ({id, channel, kind, recipient, status}): the object is the payment.
   'payment.message.delivered': on('payment'),
   'payment.message.failed': on('payment'),
@@ -97,7 +95,7 @@ export const EVENT_CATALOGUE: Readonly<Record<EventType, EventTypeInfo>> = {
   'charge.paid': on('charge'),
   'charge.failed': on('charge'),
   'charge.refunded': on('charge'),
-  'charge.disputed': notYet('charge'), // issue 17: disputes
+  'charge.disputed': on('charge'), // a dispute the rail opened on a paid charge (disputes module; docs/disputes.md)
   'cashout.created': on('cashout'),
   'cashout.processing': on('cashout'),
   'cashout.completed': on('cashout'),

@@ -237,6 +237,28 @@ export async function allocateFolio(
   return { resolutionId: row.id, folio, number: `${row.prefix}${folio}`, resolution: toResolutionData(row) };
 }
 
+/**
+ * Whether allocateFolio would find a folio for `documentType` at `at` (an active resolution valid
+ * that day with folios left), without taking one: POST /invoices/{id}/stamp answers
+ * resolution_not_activatable at once when it would not. The allocation itself still decides.
+ */
+export async function hasFolioLeft(db: Executor, scope: Tenant, documentType: 'invoice' | 'credit_note', at: Date): Promise<boolean> {
+  await ensureDefaultResolutions(db, scope, at);
+  const today = bogotaDate(at);
+  const row = await db
+    .selectFrom('fiscal_resolutions')
+    .select('id')
+    .$call(inTenant(scope))
+    .where('document_type', '=', documentType satisfies DocumentType)
+    .where('status', '=', 'active')
+    .where('valid_from', '<=', today)
+    .where('valid_until', '>=', today)
+    .whereRef('next_folio', '<=', 'to_folio')
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 /** The expiry job of one resolution (scheduled at activation for valid_until − 30 days). */
 export async function checkExpiry(db: Executor, scope: EmitterScope, resolutionId: string, at: Date): Promise<void> {
   await inTransaction(db, async (trx) => {

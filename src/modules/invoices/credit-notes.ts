@@ -99,7 +99,10 @@ export async function issueCreditNoteIn(
   return note;
 }
 
-/** POST /invoices/{id}/credit-notes. */
+/**
+ * POST /invoices/{id}/credit-notes. `amount` (integer cents) omitted is the whole invoice (SPEC.md),
+ * so it is refused with credit_note_not_issuable once a note (not rejected) took part of it.
+ */
 export async function createCreditNote(
   ctx: RequestContext,
   invoiceId: string,
@@ -115,7 +118,14 @@ export async function createCreditNote(
       });
     }
     const remaining = invoice.total - invoice.credited;
-    const amount = body.amount != null ? BigInt(body.amount) : remaining;
+    // SPEC.md: an omitted amount means the whole invoice; after a partial note that is more than remains.
+    if (body.amount == null && invoice.credited > 0n) {
+      throw new ApiError('credit_note_not_issuable', {
+        message: `A credit note without amount is the whole invoice (${invoice.total} cents), but earlier notes took ${invoice.credited} cents: send amount (at most ${remaining} cents).`,
+        errors: { amount: [`is required after a partial credit note: at most ${remaining} (cents remaining)`] },
+      });
+    }
+    const amount = body.amount != null ? BigInt(body.amount) : invoice.total;
     if (remaining <= 0n || amount > remaining) {
       throw new ApiError('credit_note_not_issuable', {
         message: `The credit note exceeds what remains of the invoice (${remaining} cents).`,

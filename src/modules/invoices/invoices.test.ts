@@ -86,18 +86,25 @@ describe('invoices', () => {
     assert.ok(events.some((e) => e.data.id === inv.id));
   });
 
-  test('without items: imported, amount in pesos, never stamped', async () => {
-    const res = await create({ provider: 'siigo', provider_id: 'FV-1001', reference: 'FV-1001', amount: 150000.5 });
+  test('without items: imported, amount an integer number of pesos, never stamped', async () => {
+    // SPEC.md: the invoice field amount is in pesos, an integer; decimals are a 422 and create nothing.
+    expectValidation(await create({ provider: 'siigo', provider_id: 'FV-1001', reference: 'FV-1001', amount: 150000.5 }), 'amount');
+    expectValidation(await create({ provider: 'siigo', provider_id: 'FV-1001', reference: 'FV-1001', amount: '150000.50' }), 'amount');
+    expectValidation(await create({ provider: 'siigo', provider_id: 'FV-1001', reference: 'FV-1001', amount: -5 }), 'amount');
+    assert.equal((await co.req({ url: '/v1/invoices?filter[provider_id]=FV-1001' })).body.total, 0, 'nothing was created');
+    const res = await create({ provider: 'siigo', provider_id: 'FV-1001', reference: 'FV-1001', amount: 150000 });
     assert.equal(res.status, 201, res.raw);
-    assert.equal(res.body.amount, 150000.5);
-    assert.deepEqual(res.body.totals, { subtotal: 15_000_050, tax_amount: 0, total: 15_000_050 });
+    assert.equal(res.body.amount, 150000);
+    assert.deepEqual(res.body.totals, { subtotal: 15_000_000, tax_amount: 0, total: 15_000_000 });
     assert.deepEqual(res.body.items, []);
     assert.equal(res.body.customer, null);
     assert.equal(res.body.provider, 'siigo');
     assert.equal(res.body.provider_id, 'FV-1001');
     assert.equal(res.body.stamp_policy, 'none');
     const pay = await co.req({ url: `/v1/payments/${res.body.payment_id}` });
-    assert.equal(pay.body.amount, 150000.5);
+    assert.equal(pay.body.amount, 150000);
+    // A numeric string of whole pesos is accepted as well.
+    assert.equal((await create({ provider: 'siigo', provider_id: 'FV-1002', amount: '98000' })).body.amount, 98000);
     expectError(await co.req({ url: `/v1/invoices/${res.body.id}/stamp`, body: {} }), 422, 'invoice_not_stampable', 'invoice_not_stampable');
     const list = await co.req({ url: '/v1/invoices?filter[provider_id]=FV-1001' });
     assert.equal(list.body.total, 1);
@@ -370,12 +377,25 @@ describe('invoices', () => {
     );
     expectValidation(await co.req({ url: `/v1/invoices/${inv.id}/credit-notes`, body: { amount: 0 } }), 'amount');
     expectValidation(await co.req({ url: `/v1/invoices/${inv.id}/credit-notes`, body: { amount: 10.5 } }), 'amount');
-    const rest = await co.req({ url: `/v1/invoices/${inv.id}/credit-notes`, body: { reason: 'Anulación' } });
+    // SPEC.md: without amount a note is the whole invoice; after a partial note that is refused.
+    const whole = await co.req({ url: `/v1/invoices/${inv.id}/credit-notes`, body: { reason: 'Anulación' } });
+    expectError(whole, 422, 'credit_note_not_issuable', 'credit_note_not_issuable');
+    assert.deepEqual(Object.keys(whole.body.errors), ['amount']);
+    const rest = await co.req({ url: `/v1/invoices/${inv.id}/credit-notes`, body: { reason: 'Anulación', amount: 2_975_000 - 1_000_001 } });
     assert.equal(rest.status, 200, rest.raw);
     assert.equal(rest.body.amount, 2_975_000 - 1_000_001);
     assert.equal(rest.body.discrepancy_code, '2');
     expectError(await co.req({ url: `/v1/invoices/${inv.id}/credit-notes`, body: {} }), 422, 'credit_note_not_issuable');
     await drainJobs(h, co);
+
+    // A stamped invoice without notes: no amount credits all of it (discrepancy 2), once.
+    const another = (await create({ customer_id: customer.id, items: LINES, stamp_policy: 'on_issue' })).body;
+    await drainJobs(h, co);
+    const all = await co.req({ url: `/v1/invoices/${another.id}/credit-notes`, body: {} });
+    assert.equal(all.status, 200, all.raw);
+    assert.equal(all.body.amount, 2_975_000);
+    assert.equal(all.body.discrepancy_code, '2');
+    expectError(await co.req({ url: `/v1/invoices/${another.id}/credit-notes`, body: {} }), 422, 'credit_note_not_issuable');
 
     const detail = (await co.req({ url: `/v1/invoices/${inv.id}` })).body;
     assert.equal(detail.credited_amount, 2_975_000);
@@ -442,6 +462,30 @@ describe('invoices', () => {
     );
     const ev = (await eventsOf(third, 'invoice.stamp_rejected')).find((e) => e.data.invoice_id === inv.id);
     assert.deepEqual(ev.data, { invoice_id: inv.id, stamping: { status: 'rejected', number: null, rejection_reason: 'resolution_not_activatable' } });
+
+    // SPEC.md: POST /invoices/{id}/stamp answers resolution_not_activatable synchronously; nothing is queued.
+    const stampings = async () =>
+      (await h.runtime.deps.database.db.selectFrom('stampings').select('id').where('company_id', '=', third.company.id).execute()).length;
+    const count = await stampings();
+    const manual = (await third.req({ url: '/v1/invoices', body: { customer_id: buyer.id, items: LINES, stamp_policy: 'manual' } })).body;
+    for (const id of [manual.id, inv.id]) {
+      const refused = await third.req({ url: `/v1/invoices/${id}/stamp`, body: {} });
+      expectError(refused, 422, 'resolution_not_activatable', 'resolution_not_activatable');
+      assert.match(refused.body.message, /folios/);
+    }
+    assert.equal(await stampings(), count, 'no stamping was recorded');
+    assert.equal((await third.req({ url: `/v1/invoices/${manual.id}` })).body.fiscal_status, null);
+    // With a folio again (a new range activated), the same request queues the stamping.
+    await h.runtime.deps.database.db
+      .updateTable('fiscal_resolutions')
+      .set((eb) => ({ to_folio: eb('to_folio', '+', 10n) }))
+      .where('company_id', '=', third.company.id)
+      .where('document_type', '=', 'invoice')
+      .execute();
+    const queued = await third.req({ url: `/v1/invoices/${manual.id}/stamp`, body: {} });
+    assert.equal(queued.status, 200, queued.raw);
+    await drainJobs(h, third);
+    assert.equal((await third.req({ url: `/v1/invoices/${manual.id}` })).body.fiscal_status, 'stamped');
   });
 
   test('live without a fiscal profile: created, stamping rejected before any folio (fiscal_profile_missing)', async () => {

@@ -19,7 +19,7 @@ export function invoiceRoutes(app: FastifyInstance, _deps: AppDeps): void {
       tags,
       summary: 'Create an invoice (issued with items, or imported without)',
       description:
-        'With items: customer_id, items, name, stamp_policy (none default, on_payment, on_issue, manual), due_date, reference, metadata, test_scenario (test keys: stamp_rejected). Without items: provider, provider_id, reference, amount (pesos): imported, collected, never stamped. 201 with the invoice (status CREATED, fiscal_status null) and its payment. 422 customer_not_invoiceable lists every missing receiver field; 422 invalid_invoice_line. Accepts Idempotency-Key. See docs/invoicing.md.',
+        'With items: customer_id, items, name, stamp_policy (none default, on_payment, on_issue, manual), due_date, reference, metadata, test_scenario (test keys: stamp_rejected). Without items: provider, provider_id, reference, amount (an integer number of pesos): imported, collected, never stamped. 201 with the invoice (status CREATED, fiscal_status null) and its payment. 422 customer_not_invoiceable lists every missing receiver field; 422 invalid_invoice_line. Accepts Idempotency-Key. See docs/invoicing.md.',
       body: createInvoiceBody,
       response: { 201: invoiceResponse, ...errorResponses(401, 404, 409, 422) },
     },
@@ -53,7 +53,7 @@ export function invoiceRoutes(app: FastifyInstance, _deps: AppDeps): void {
       tags,
       summary: 'Stamp a manual invoice',
       description:
-        'Queues the stamping of an invoice with stamp_policy manual (or any invoice whose last stamping was rejected); the outcome arrives as invoice.stamped or invoice.stamp_rejected. 422 invoice_not_stampable when imported, without lines, policy none/on_issue/on_payment, already stamped or a stamping in progress.',
+        'Queues the stamping of an invoice with stamp_policy manual (or any invoice whose last stamping was rejected); the outcome arrives as invoice.stamped or invoice.stamp_rejected. 422 invoice_not_stampable when imported, without lines, policy none/on_issue/on_payment, already stamped or a stamping in progress; 422 resolution_not_activatable at once (nothing queued) when no active invoice resolution has folios left.',
       params: idParams,
       response: { 200: invoiceResponse, ...errorResponses(401, 404, 409, 422) },
     },
@@ -65,7 +65,7 @@ export function invoiceRoutes(app: FastifyInstance, _deps: AppDeps): void {
       tags,
       summary: 'Issue a credit note on a stamped invoice',
       description:
-        'amount: integer cents (omitted: what remains); reason. The credit note is stamped under the credit_note resolution (CUDE); invoice.credit_note_issued when accepted. 422 credit_note_not_issuable when the invoice is not stamped or the amount exceeds what remains.',
+        'amount: integer cents (omitted: the whole invoice, so after a partial note it is credit_note_not_issuable); reason. The credit note is stamped under the credit_note resolution (CUDE); invoice.credit_note_issued when accepted. 422 credit_note_not_issuable when the invoice is not stamped or the amount exceeds what remains.',
       params: idParams,
       body: creditNoteBody,
       response: { 200: creditNoteResponse, ...errorResponses(401, 404, 409, 422) },

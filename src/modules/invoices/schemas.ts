@@ -25,12 +25,17 @@ export const createInvoiceBody = z.object({
   amount: z
     .union([z.number(), z.string().max(30)])
     .nullish()
-    .describe('without items: pesos, at most 2 decimals'),
+    .describe('without items: an integer number of pesos (SPEC.md: the invoice amount is in pesos; decimals are refused)'),
 });
 export type CreateInvoiceBody = z.infer<typeof createInvoiceBody>;
 
 export const creditNoteBody = z.object({
-  amount: z.number().int().min(1).nullish().describe('integer cents; omitted: what remains of the invoice total'),
+  amount: z
+    .number()
+    .int()
+    .min(1)
+    .nullish()
+    .describe('integer cents; omitted: the whole invoice total (refused with credit_note_not_issuable after a partial note)'),
   reason: text(1, 500).nullish().describe('why the invoice is corrected'),
 });
 

@@ -18,6 +18,7 @@ import { acceptedStamping, creditNotesOf, INVOICE_ID, invoiceOfPayment, loadInvo
 import { invoiceList, INVOICE_TEST_SCENARIOS, type CreateInvoiceBody, type InvoiceResponse } from './schemas.ts';
 import { registerStampingJobs } from './stamping.ts';
 import { requestStamping } from './stamping-request.ts';
+import { hasFolioLeft } from '../fiscal/resolutions.ts';
 import { FISCAL_STATUSES, INVOICE_STATUSES, type InvoiceRow, type InvoiceStatus, type StampPolicy } from './tables.ts';
 import { inTenant, type Tenant } from '../../platform/scope.ts';
 
@@ -92,8 +93,8 @@ export async function createInvoice(ctx: RequestContext, body: CreateInvoiceBody
     if (!body.provider) add('provider', 'is required without items');
     if (!body.provider_id) add('provider_id', 'is required without items');
     if (body.amount == null) add('amount', 'is required without items');
-    else if ((importedAmount = parseMinor(body.amount)) === null || importedAmount === 0n)
-      add('amount', 'must be a positive amount in pesos with at most 2 decimals');
+    else if ((importedAmount = parseMinor(body.amount)) === null || importedAmount <= 0n || importedAmount % 100n !== 0n)
+      add('amount', 'must be a positive integer number of pesos (no decimals)');
     if (body.customer_id != null && !(customer = await findCustomer(ctx.db, ctx, body.customer_id)))
       add('customer_id', 'no such customer in this environment');
     if (policy !== 'none') add('stamp_policy', 'an imported invoice (without items) is never stamped: only none');
@@ -237,6 +238,22 @@ export async function stampInvoice(ctx: RequestContext, id: string): Promise<Inv
       const c = await findCustomer(trx, ctx, row.customer_id ?? '');
       const missing = c ? missingReceiverData(c) : { customer: ['required'] };
       if (Object.keys(missing).length) throw new ApiError('customer_not_invoiceable', { errors: missing });
+    }
+    // SPEC.md: no active resolution with folios left is resolution_not_activatable at once (nothing
+    // is queued). A new attempt of a rejected stamping that already took a folio keeps that folio.
+    const numbered = await trx
+      .selectFrom('stampings')
+      .select('id')
+      .$call(inTenant(ctx))
+      .where('invoice_id', '=', row.id)
+      .where('kind', '=', 'invoice')
+      .where('folio', 'is not', null)
+      .executeTakeFirst();
+    if (!numbered && !(await hasFolioLeft(trx, ctx, 'invoice', ctx.deps.clock.now()))) {
+      throw new ApiError('resolution_not_activatable', {
+        message:
+          'No active invoice resolution with folios left (valid today): activate one (POST /v1/fiscal-resolutions/{id}/activate), then stamp again. Nothing was queued.',
+      });
     }
     await requestStamping(trx, scope, { kind: 'invoice', invoice: row }, { markPending: true });
     return eventData(trx, scope, (await lockInvoice(trx, scope, row.id))!) as Promise<InvoiceResponse>;

@@ -61,7 +61,7 @@ async function expectClean(h: Harness, ...companies: Company[]): Promise<void> {
 async function balances(co: Company, env: 'test' | 'live' = 'test') {
   const res = await co.req({ url: '/v1/balances', env });
   assert.equal(res.status, 200, res.raw);
-  return res.body.data as { currency: string; available: number; pending: number }[];
+  return res.body.data as { currency: string; available: number; pending: number; held: number }[];
 }
 
 function isApiError(name: string) {
@@ -554,13 +554,17 @@ describe('ledger: payments post their money', () => {
     assert.equal(refunded.status, 'refunded');
     assert.equal((await cop(solo)).available, 0);
     assert.ok(await findTransaction(h.runtime.deps.database.db, scope(h, solo), { kind: 'refund', source: { type: 'payment', id: p.id } }));
-    // A lost dispute gives the money back too.
+    // A dispute holds the amount when the rail opens it; a lost one pays it out from the hold, once
+    // (docs/disputes.md "Money"; the payment's dispute_lost transition posts no refund of its own).
     const d = await createPayment(solo, { amount: 3000 });
     await solo.req({ url: `/v1/payments/${d.id}/resolve`, body: { action: 'approve' } });
-    await transitionPayment(scopeOf(h, solo), d.id, 'dispute');
-    assert.equal((await cop(solo)).available, 3000, 'a dispute alone moves nothing');
-    await transitionPayment(scopeOf(h, solo), d.id, 'dispute_lost');
+    const dispute = (await solo.req({ url: `/v1/payments/${d.id}/dispute`, body: {} })).body;
+    const whileOpen = await cop(solo);
+    assert.deepEqual([whileOpen.available, whileOpen.held], [0, 3000], 'held, not gone');
+    await solo.req({ url: `/v1/disputes/${dispute.id}/resolve`, body: { outcome: 'lost' } });
+    assert.equal((await solo.req({ url: `/v1/payments/${d.id}` })).body.status, 'refunded');
     assert.equal((await cop(solo)).available, 0);
+    assert.equal((await cop(solo)).held, 0, 'out once, from the hold');
     // The split left: the company cannot give back what it no longer holds.
     const s = await createPayment(solo, { amount: 10000, splits: [{ wallet_id: partner.company.id, percentage: 50 }] });
     await solo.req({ url: `/v1/payments/${s.id}/resolve`, body: { action: 'approve' } });

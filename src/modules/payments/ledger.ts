@@ -11,8 +11,9 @@ import type { ServiceScope } from '../../platform/context.ts';
  * - each approved attempt (approved or partially paid) is a collection of its amount, source the
  *   intent, into the company's available balance; the payment's `splits` (and its target wallet)
  *   move their share of that amount to the receiving companies' wallets;
- * - a refund (or a lost dispute) gives back everything paid, source the payment, debited from the
- *   company's available balance (`insufficient_balance` when it is not enough).
+ * - a refund gives back everything paid, source the payment, debited from the company's available
+ *   balance (`insufficient_balance` when it is not enough). A dispute holds the amount and a lost
+ *   one pays it out from the held balance (the disputes module, docs/disputes.md).
  */
 
 /** A split's share of the first `paid` minor units of the payment (fixed shares pro rata, rounded down). */
@@ -58,7 +59,7 @@ export async function onPaymentPaid(
   });
 }
 
-/** The payment was refunded (refund, or a lost dispute): everything paid goes back to the payer. */
+/** The payment was refunded (POST /payments/{id}/refund): everything paid goes back to the payer. */
 export async function onPaymentRefunded(trx: Transaction<DB>, scope: ServiceScope, payment: PaymentRow): Promise<void> {
   if (payment.amount_paid <= 0n) return;
   await recordRefund(trx, scope, { currency: payment.currency, amount: payment.amount_paid, source: { type: 'payment', id: payment.id } });

@@ -9,6 +9,7 @@ import type { MoneyRail, PolledOutcome, RailScope } from '../../rails/index.ts';
 import { settleIntent, settleIntentIn, startIntentIn } from './intents.ts';
 import { inTenant } from '../../platform/scope.ts';
 import type { RejectionReason } from './schemas.ts';
+import { raiseLateApproval } from './issues.ts';
 
 /**
  * Payment-page attempts through a connector (docs/connectors.md): the provider answers PENDING,
@@ -55,8 +56,12 @@ export async function settleAttemptFromProvider(deps: AppDeps, scope: RailScope,
     );
     return settled.status;
   } catch (error) {
-    // Settled otherwise first (the payer abandoned it, another answer): nothing to change.
-    if (error instanceof ApiError) return null;
+    // Settled otherwise first (the payer abandoned it, another answer): nothing to change. An
+    // approval of an attempt already declined is money the payment does not show: payment.issue.
+    if (error instanceof ApiError) {
+      if (outcome.status === 'approved') await raiseLateApproval(deps, scope, intentId);
+      return null;
+    }
     throw error;
   }
 }

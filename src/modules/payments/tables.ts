@@ -131,10 +131,25 @@ export interface PaymentMessagesTable {
   updated_at: Timestamp;
 }
 
+/** payment.issue records (migrations/0031): one per (attempt, code). */
+export interface PaymentIssuesTable {
+  company_id: string;
+  environment: Environment;
+  id: string;
+  payment_id: string;
+  intent_id: string;
+  code: 'late_approval';
+  amount: ColumnType<bigint, bigint, bigint>;
+  currency: string;
+  message: string;
+  created_at: ColumnType<Date, Date | string, Date | string>;
+}
+
 declare module '../../platform/db/schema.ts' {
   interface DB {
     payments: PaymentsTable;
     payment_intents: PaymentIntentsTable;
     payment_messages: PaymentMessagesTable;
+    payment_issues: PaymentIssuesTable;
   }
 }

@@ -63,7 +63,8 @@ export async function applyPaymentTransition(
     present: (r) => toPaymentResponse(r, scope.deps.config.baseUrl),
   });
   // Money leaves with the refund, in this transaction (collections are posted by settleIntentIn).
-  if (transition.to === 'refunded') await onPaymentRefunded(trx, scope, updated);
+  // A lost dispute's money left the held balance with the dispute (docs/disputes.md), not here.
+  if (transition.to === 'refunded' && action === 'refund') await onPaymentRefunded(trx, scope, updated);
   return updated;
 }
 
