@@ -9,6 +9,7 @@ import { setFiscalProfile, showFiscalProfile } from '../modules/fiscal/operator.
 import { importRanges, type ImportRangesOutput } from '../modules/fiscal/import-ranges.ts';
 import { setConnector, showConnector } from '../modules/connectors/operator.ts';
 import { setPayoutAccountOperator } from '../modules/cashouts/operator.ts';
+import { setAllowedOriginsOperator } from '../modules/companies/operator.ts';
 import { JobOperatorError, listJobs, retryJob, type JobView } from '../platform/jobs/operator.ts';
 import { testClockOperator, type TestClockCommand } from '../modules/test-clocks/operator.ts';
 import { reviewOnboarding } from '../modules/onboarding/service.ts';
@@ -20,6 +21,8 @@ const USAGE = `recaudo — operator commands
   recaudo companies set --company ID --env test|live --payout-account ACCOUNT_ID [--json]
                                  cash-outs above the threshold wait for approval (docs/cashouts.md)
   recaudo companies set --company ID --platform true|false [--json]
+  recaudo companies set --company ID --env test|live --allowed-origins https://a.example,https://b.example [--json]
+                                 browser origins allowed to call POST /v1/tokens (CORS; empty clears)
                                  a platform's keys may onboard companies (POST /v1/companies, docs/companies.md)
   recaudo companies review --company ID --start|--approve|--reject [--reason TEXT] [--json]
                                  review a company a platform onboarded (pending → in_review → active | rejected)
@@ -137,10 +140,22 @@ async function run(argv: string[]): Promise<void> {
         env: { type: 'string' },
         'payout-account': { type: 'string' },
         platform: { type: 'string' },
+        'allowed-origins': { type: 'string' },
         json: { type: 'boolean' },
       },
       strict: true,
     });
+    if (values['allowed-origins'] !== undefined) {
+      if (values['approval-threshold'] !== undefined || values['payout-account'] !== undefined || values.platform !== undefined)
+        throw new UsageError('set --allowed-origins in a command of its own');
+      const input = { company: values.company, env: values.env, origins: values['allowed-origins'] };
+      const out = await withDatabase('/companies/allowed-origins', input, (deps) =>
+        setAllowedOriginsOperator(deps.database.db, input, deps.clock.now()),
+      );
+      const list = out.allowed_origins.length ? out.allowed_origins.join(', ') : '(none)';
+      print(!!values.json, out, `company ${out.company.id} (${out.environment}): browsers may create card tokens from ${list}`);
+      return;
+    }
     if (values['payout-account'] !== undefined) {
       if (values['approval-threshold'] !== undefined) throw new UsageError('set --approval-threshold and --payout-account in two commands');
       const input = { company: values.company, env: values.env, account: values['payout-account'] };

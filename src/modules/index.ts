@@ -5,6 +5,7 @@ import { accountRoutes } from './accounts/routes.ts';
 import { registerAccountJobs } from './accounts/service.ts';
 import { bankRoutes } from './banks/routes.ts';
 import { cardRoutes } from './cards/routes.ts';
+import { allowedOriginRoutes } from './companies/allowed-origins.ts';
 import { chargeRoutes, registerChargeWorkers } from './charges/routes.ts';
 import { cashoutRoutes } from './cashouts/routes.ts';
 import { registerCashoutJobs } from './cashouts/service.ts';
@@ -54,6 +55,7 @@ export const modules: ModuleRegistrar[] = [
   templateRoutes,
   ledgerRoutes,
   cardRoutes,
+  allowedOriginRoutes,
   chargeRoutes,
   cashoutRoutes,
   priceRoutes,

@@ -1,7 +1,10 @@
 import { z } from 'zod';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { AppDeps } from '../../platform/context.ts';
+import { corsPreflight } from '../../platform/http/cors.ts';
 import { errorResponses } from '../../platform/http/openapi.ts';
+import { allowedOriginsPolicy } from '../companies/allowed-origins.ts';
 import { listPath } from '../../platform/http/urls.ts';
 import { listEnvelopeSchema } from '../../platform/lists/lists.ts';
 import {
@@ -30,7 +33,7 @@ const tags = ['Cards'];
 const cardErrors =
   'Card data: 10104 card_number (Luhn, length by brand), 10102 card_cvv (3 digits, 4 for American Express), 10122 card_expired (a real month, not past, at most 20 years ahead). The number and the code are never stored, logged or returned.';
 
-export function cardRoutes(app: FastifyInstance): void {
+export function cardRoutes(app: FastifyInstance, deps: AppDeps): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
 
   r.post('/cards', {
@@ -99,12 +102,16 @@ export function cardRoutes(app: FastifyInstance): void {
     handler: async (req) => listCustomerCards(req.ctx, req.params.id, req.query, listPath(req)),
   });
 
+  // Browsers on the company's allowed origins may call it (docs/browser-tokenization.md).
+  const cors = allowedOriginsPolicy(() => deps.database.db);
+  r.options('/tokens', { config: { auth: 'none', cors }, schema: { hide: true } }, corsPreflight(cors, 'POST'));
+
   r.post('/tokens', {
-    config: { auth: 'publishable', sensitiveBody: true, recover: recoverToken },
+    config: { auth: 'publishable', sensitiveBody: true, recover: recoverToken, cors },
     schema: {
       tags,
       summary: 'Create a card token (publishable key)',
-      description: `With the publishable key (pk_test_… / pk_live_…), from a browser: a single-use token (tok_…) valid 10 minutes, for POST /v1/cards/tokenized. ${cardErrors}`,
+      description: `With the publishable key (pk_test_… / pk_live_…), from a browser: a single-use token (tok_…) valid 10 minutes, for POST /v1/cards/tokenized. Cross-origin from the company's allowed origins (PUT /v1/company/allowed-origins; CORS). ${cardErrors}`,
       security: [{ apiKey: [] }],
       body: createTokenBody,
       response: { 200: tokenResponse, ...errorResponses(401, 404, 409, 422) },

@@ -1,5 +1,7 @@
 import type { Executor } from '../../platform/db/database.ts';
 import type { Environment } from '../../platform/db/schema.ts';
+import { ApiError } from '../../platform/errors/api-error.ts';
+import { replaceAllowedOrigins } from './allowed-origins.ts';
 import { OperatorInputError } from './service.ts';
 
 /**
@@ -19,4 +21,32 @@ export function describeFieldErrors(errors: Record<string, string[]> | undefined
   return Object.entries(errors ?? {})
     .map(([field, messages]) => `${field}: ${messages.join('; ')}`)
     .join('\n  ');
+}
+
+/**
+ * `recaudo companies set --company ID --env test|live --allowed-origins A,B` (CLI and control
+ * socket): replaces the browser origins of POST /v1/tokens (docs/browser-tokenization.md) with the
+ * rules of PUT /v1/company/allowed-origins; an empty value clears the list.
+ */
+export async function setAllowedOriginsOperator(
+  db: Executor,
+  input: { company?: string; env?: string; origins?: string },
+  now: Date,
+): Promise<{ company: { id: string }; environment: Environment; allowed_origins: string[] }> {
+  if (typeof input.origins !== 'string') throw new OperatorInputError('--allowed-origins is required (comma-separated; empty clears)');
+  const scope = await scopeOf(db, input);
+  const list = input.origins
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean);
+  try {
+    const origins = await replaceAllowedOrigins(db, scope, list, now);
+    return { company: { id: scope.companyId }, environment: scope.environment, allowed_origins: origins };
+  } catch (error) {
+    if (error instanceof ApiError) {
+      const details = describeFieldErrors(error.errors);
+      throw new OperatorInputError(details ? `invalid allowed origins:\n  ${details}` : error.message);
+    }
+    throw error;
+  }
 }

@@ -22,6 +22,7 @@ import { MemoryRateLimiter, PostgresRateLimiter, type RateLimiter } from '../rat
 import { jsonTooDeep, MAX_BODY_DEPTH } from './body-depth.ts';
 import { bearerTokenMatches } from '../auth/tokens.ts';
 import { committedExecutor } from '../db/database.ts';
+import { corsDecide, corsResponseHeaders } from './cors.ts';
 
 export type AuthMode = 'secret' | 'publishable' | 'none';
 
@@ -344,6 +345,19 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
         };
       });
 
+      // A route that opts into CORS learns whether the key's company allows the Origin (cors.ts).
+      // A failed lookup answers without CORS headers (the browser withholds the answer).
+      v1.addHook('onRequest', (req, _reply, done) => {
+        if (!req.routeOptions.config?.cors) return done();
+        corsDecide(req).then(
+          () => done(),
+          (error: unknown) => {
+            req.log.error({ err: error }, 'CORS origin lookup failed');
+            done();
+          },
+        );
+      });
+
       // Bodiless POST/PUT/DELETE validate as an empty object. A repeat of a request this process
       // answered within the window replays here, before validation: its body was valid then.
       v1.addHook('preValidation', async (req, reply) => {
@@ -361,6 +375,12 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
         req.idempotency = state;
         req.ctx.db = state.trx;
         req.ctx.recordedResourceId = state.recordedResourceId ?? null;
+      });
+
+      // CORS headers only on routes that opt in (POST /v1/tokens; src/platform/http/cors.ts).
+      v1.addHook('onSend', (req, reply, payload, done) => {
+        corsResponseHeaders(req, reply);
+        done(null, payload);
       });
 
       v1.addHook('onSend', async (req, reply, payload) => {
