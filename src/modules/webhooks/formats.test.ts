@@ -56,6 +56,22 @@ describe('event catalogue and subscriptions', () => {
     const after = await co.req({ url: `/v1/webhooks/${all.body.data.id}` });
     assert.deepEqual(after.body.data.events, emitted, 'a refused update changes nothing');
   });
+
+  test('a type flagged emits: false is refused at create and update (the mechanism, with a flag flipped here)', async () => {
+    const entry = EVENT_CATALOGUE['charge.disputed'] as { emits: boolean };
+    const was = entry.emits;
+    entry.emits = false;
+    try {
+      const res = await co.req({ url: '/v1/webhooks', body: hook('http://localhost:9/x', ['charge.paid', 'charge.disputed']) });
+      expectValidation(res, 'events.1');
+      assert.match(JSON.stringify(res.body), /not emitted by this service/);
+      const w = await co.req({ url: '/v1/webhooks', body: hook('http://localhost:9/y', ['charge.paid']) });
+      expectValidation(await co.req({ method: 'PUT', url: `/v1/webhooks/${w.body.data.id}`, body: { events: ['charge.disputed'] } }), 'events.0');
+      assert.deepEqual((await co.req({ url: `/v1/webhooks/${w.body.data.id}` })).body.data.events, ['charge.paid']);
+    } finally {
+      entry.emits = was;
+    }
+  });
 });
 
 describe('webhook payload_format', () => {
