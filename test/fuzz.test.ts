@@ -242,6 +242,8 @@ interface Fixtures {
   testClock: string;
   campaign: string;
   campaignToCancel: string;
+  /** A dispute (open) of a paid charge of its own. */
+  dispute: string;
   /** Issued cards (issuing): to read and spend with, to block, blocked (to unblock), to cancel. */
   issuingCard: string;
   issuingCardToBlock: string;
@@ -308,6 +310,8 @@ async function makeFixtures(h: Harness, co: Company, tag: string): Promise<Fixtu
   const creditNote = (await ok({ url: `/v1/invoices/${invoice}/credit-notes`, body: { amount: 1000, reason: `Nota ${tag}` } })).id;
   await drainJobs(h, co);
   const token = (await ok({ url: '/v1/tokens', body: cardBody('', { customer_id: undefined }), key: co.publishable_keys.test })).id;
+  const disputedCharge = (await ok({ url: '/v1/charges', body: chargeBody(customer, { card_id: card }) })).id;
+  const dispute = (await ok({ url: `/v1/charges/${disputedCharge}/dispute`, body: {} })).id;
   // Cash-outs of the collected charge: one processing until resolved, three waiting for approval.
   const cashoutOf = async (scenario: string) =>
     (await ok({ url: '/v1/cashouts', body: { amount: 1000, customer_id: customer, account_id: account, test_scenario: scenario } })).id as string;
@@ -373,10 +377,6 @@ async function makeFixtures(h: Harness, co: Company, tag: string): Promise<Fixtu
     issuingCardBlocked,
     issuingCardToCancel,
     utility,
-    sessionToken: await sessionTokenOf(co, customerPhone),
-    sessionCardToken: (await ok({ url: '/v1/tokens', body: cardBody('', { customer_id: undefined }), key: co.publishable_keys.test })).id,
-    campaign: await insertCampaignFixture(h, co, tag),
-    campaignToCancel: await insertCampaignFixture(h, co, `${tag}-cancel`),
     flow: (
       await ok({
         url: '/v1/flows',
@@ -385,6 +385,11 @@ async function makeFixtures(h: Harness, co: Company, tag: string): Promise<Fixtu
       })
     ).id,
     onboardedCompany: await onboardedCompany(h, co, `Hija ${tag}`),
+    sessionToken: await sessionTokenOf(co, customerPhone),
+    sessionCardToken: (await ok({ url: '/v1/tokens', body: cardBody('', { customer_id: undefined }), key: co.publishable_keys.test })).id,
+    campaign: await insertCampaignFixture(h, co, tag),
+    campaignToCancel: await insertCampaignFixture(h, co, `${tag}-cancel`),
+    dispute,
   };
   for (const [k, v] of Object.entries(fx)) assert.ok(typeof v === 'string' && v, `fixture ${k} of ${tag}`);
   return fx;
@@ -452,6 +457,7 @@ function pathIds(path: string, fx: Fixtures): Record<string, string> | undefined
     subscriptions: fx.subscription,
     'test-clocks': fx.testClock,
     campaigns: fx.campaign,
+    disputes: fx.dispute,
     utilities: fx.utility,
     flows: fx.flow,
     companies: fx.onboardedCompany,
@@ -484,6 +490,7 @@ function baselineOverrides(fx: Fixtures): Record<string, Record<string, unknown>
     'POST /v1/tokens': cardBody('', { customer_id: undefined, authorization: undefined }),
     'POST /v1/charges': chargeBody(fx.customer, { card_id: fx.card }),
     'POST /v1/charges/{id}/resolve': { action: 'approve' },
+    'POST /v1/disputes/{id}/resolve': { outcome: 'won' },
     'POST /v1/customers/session/payment-methods': { token: fx.sessionCardToken },
     'POST /v1/customers/session/charges': { payment_method_id: fx.card, amount: 1000, description: 'Fuzz', approve: true },
     'POST /v1/charges/banklink': banklinkBody(fx.customer),
