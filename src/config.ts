@@ -79,7 +79,7 @@ export interface Config {
   requestTimeoutMs: number;
   /** Requests per minute per client address on the payer pages (/pay, /portal); beyond it a 429 page. */
   pagesRateLimit: number;
-  /** Login codes sent per client address per 24 h, and per company and environment per 24 h (docs/session.md). */
+  /** Login codes sent per client address (within a company and environment) per 24 h, and per company and environment per 24 h (docs/session.md). */
   loginCodesPerIpDay: number;
   loginCodesPerCompanyDay: number;
   /** SPEC's per-customer session limits: reads (GET /customers/session/*) and writes (both POSTs) per minute. */
@@ -244,7 +244,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken: env.METRICS_TOKEN || undefined,
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 30_000, 0),
     pagesRateLimit: int(env, 'PAGES_RATE_LIMIT', 300, 1),
-    loginCodesPerIpDay: int(env, 'LOGIN_CODES_PER_IP_DAY', 200, 1),
+    loginCodesPerIpDay: int(env, 'LOGIN_CODES_PER_IP_DAY', 1000, 1),
     loginCodesPerCompanyDay: int(env, 'LOGIN_CODES_PER_COMPANY_DAY', 5000, 1),
     sessionReadsPerMinute: int(env, 'SESSION_READS_PER_MINUTE', 30, 1),
     sessionWritesPerMinute: int(env, 'SESSION_WRITES_PER_MINUTE', 5, 1),

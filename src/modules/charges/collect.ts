@@ -16,6 +16,7 @@ import { toChargeResponse, type ChargeRow } from './present.ts';
 import { findCharge, lockCharge } from './queries.ts';
 import type { ChargeResponse } from './schemas.ts';
 import { EXPIRE_JOB, jobPayload, RECONCILE_JOB } from './jobs.ts';
+import { expireHeldCharge } from './held.ts';
 import { isPayerMethod, type ChargesTable, type PayerMethod } from './tables.ts';
 import { askRail, requestOrigin, runOutsideCall, settleAlone } from '../../platform/outside-call.ts';
 import { applyChargeTransition, insertCharge } from './transition.ts';
@@ -379,7 +380,7 @@ export async function runExpire(deps: AppDeps, payload: Record<string, unknown>)
   }
   if (!isPayerMethod(charge.payment_method_type)) {
     // A card charge held for the payer's approval (held.ts): the rail never had it; it just fails.
-    if (charge.status === 'created') await settlePayerCharge(deps, scope, charge.id, { status: 'expired' });
+    if (charge.status === 'created') await expireHeldCharge(deps, scope, charge.id);
     return;
   }
   const rail = await chargeRail(deps, scope, charge.payment_method_type);

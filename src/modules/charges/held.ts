@@ -8,6 +8,7 @@ import type { Currency } from '../../platform/money.ts';
 import { cardExpiredAt } from '../../platform/clock.ts';
 import { findCard } from '../cards/service.ts';
 import { EXPIRE_JOB, jobPayload, RECONCILE_JOB } from './jobs.ts';
+import { EXPIRED_REMARKS } from './lifecycle.ts';
 import type { ChargeRow } from './present.ts';
 import { lockCharge } from './queries.ts';
 import { chargeRail } from './rails.ts';
@@ -119,6 +120,21 @@ export async function rejectHeldCharge(trx: Transaction<DB>, scope: ServiceScope
   const row = await lockCharge(trx, scope, chargeId);
   if (!row || row.status !== 'created' || !row.expires_at) return null;
   return applyChargeTransition(trx, scope, row.id, 'cancel', { remarks: APPROVAL_REJECTED_REMARKS }, row);
+}
+
+/**
+ * The expire job's part for a held charge: under the row lock, only a charge still held (created,
+ * with an expiry) and past its expiry fails with remarks EXPIRED. An approval that committed first
+ * cleared the expiry, so the debit it queued is never undone by a late expiry.
+ */
+export async function expireHeldCharge(deps: AppDeps, scope: Tenant, chargeId: string): Promise<void> {
+  await deps.database.db.transaction().execute(async (trx) => {
+    const s: ServiceScope = { ...scope, db: trx, deps, notifyWorkers: () => deps.jobs.wake() };
+    const row = await lockCharge(trx, s, chargeId);
+    const now = deps.clock.now();
+    if (!row || row.status !== 'created' || !row.expires_at || new Date(row.expires_at).getTime() > now.getTime()) return;
+    await applyChargeTransition(trx, s, row.id, 'expire', { remarks: EXPIRED_REMARKS }, row);
+  });
 }
 
 /** A held charge's approval or rejection from a background context (a payer's reply), in its own transaction. */

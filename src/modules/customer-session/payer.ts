@@ -198,15 +198,30 @@ export async function createSessionCharge(req: FastifyRequest, body: SessionChar
     if ('problem' in held) return held;
     if (body.approve === false) {
       const scope = { companyId: ctx.companyId, environment: ctx.environment, db: trx, deps: ctx.deps, notifyWorkers: ctx.notifyWorkers };
-      return { row: (await rejectHeldCharge(trx, scope, held.row.id))! };
+      return { row: (await rejectHeldCharge(trx, scope, held.row.id))!, phone: null };
     }
-    return held;
+    // The approval request goes to the customer's phone; its record is what a reply must match.
+    const customer = await trx.selectFrom('customers').select('phone').where('id', '=', session.customerId).executeTakeFirst();
+    const phone = customer?.phone ?? null;
+    if (phone) {
+      await trx
+        .insertInto('session_approval_requests')
+        .values({
+          company_id: ctx.companyId,
+          environment: ctx.environment,
+          charge_id: held.row.id,
+          customer_id: session.customerId,
+          phone,
+          provider_message_id: null,
+          created_at: now,
+        })
+        .execute();
+    }
+    return { row: held.row, phone };
   });
   if ('problem' in outcome) refuseProblem(outcome.problem);
-  const row = outcome.row;
-  if (row.status === 'created') {
-    const customer = await ctx.db.selectFrom('customers').select('phone').where('id', '=', session.customerId).executeTakeFirst();
-    const phone = customer?.phone ?? null;
+  const { row, phone } = outcome;
+  if (row.status === 'created' && phone) {
     const scope = { companyId: ctx.companyId, environment: ctx.environment };
     const deps = ctx.deps;
     const text = `Aprueba el cobro de ${formatAmount(row)} (${title}) respondiendo SI, o recházalo respondiendo NO. Vence en 5 minutos.`;
@@ -251,13 +266,19 @@ function formatAmount(row: ChargeRow): string {
 async function sendApprovalRequest(
   deps: AppDeps,
   scope: { companyId: string; environment: 'test' | 'live' },
-  phone: string | null,
+  phone: string,
   chargeId: string,
   text: string,
 ) {
-  if (!phone) return;
   try {
-    await deps.rails.contact(scope).messaging.send({ to: phone, text, reference: chargeId });
+    const sent = await deps.rails.contact(scope).messaging.send({ to: phone, text, reference: chargeId });
+    await deps.database.db
+      .updateTable('session_approval_requests')
+      .set({ provider_message_id: sent.providerMessageId })
+      .where('company_id', '=', scope.companyId)
+      .where('environment', '=', scope.environment)
+      .where('charge_id', '=', chargeId)
+      .execute();
   } catch (error) {
     // Unsent, the charge simply expires unapproved after 5 minutes.
     deps.logger.warn({ err: (error as Error)?.message, charge: chargeId }, 'session charge approval request not sent');
@@ -277,20 +298,24 @@ export function approvalOfReply(text: string): boolean | null {
   return null;
 }
 
-/** Wires the payers' replies (every process): a reply to a session charge's approval request answers it. */
+/**
+ * Wires the payers' replies (every process): a reply answers a held charge only when it is a reply
+ * to that charge's approval request — found by the provider's message id, or by the reference the
+ * provider echoes together with the phone the request went to. A report that merely names a
+ * charge id (another company's provider, a forged callback) answers nothing.
+ */
 export function registerSessionReplies(deps: AppDeps): void {
-  deps.rails.onMessageStatus(async (_providerId, status, detail, environment) => {
-    if (status !== 'replied' || !detail.reference?.startsWith('ch_')) return;
+  deps.rails.onMessageStatus(async (providerId, status, detail, environment) => {
+    if (status !== 'replied') return;
     const approve = approvalOfReply(detail.replyText ?? '');
     if (approve === null) return;
-    const found = await deps.database.db
-      .selectFrom('charges')
-      .select(['company_id'])
-      .where('environment', '=', environment)
-      .where('id', '=', detail.reference)
-      .executeTakeFirst();
-    if (!found) return;
-    await answerHeldCharge(deps, { companyId: found.company_id, environment }, detail.reference, approve);
+    const requests = deps.database.db.selectFrom('session_approval_requests').selectAll().where('environment', '=', environment);
+    let request = await requests.where('provider_message_id', '=', providerId).executeTakeFirst();
+    if (!request && detail.reference?.startsWith('ch_') && detail.to) {
+      request = await requests.where('charge_id', '=', detail.reference).where('phone', '=', detail.to).executeTakeFirst();
+    }
+    if (!request) return;
+    await answerHeldCharge(deps, { companyId: request.company_id, environment }, request.charge_id, approve);
   });
 }
 

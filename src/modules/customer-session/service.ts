@@ -56,14 +56,15 @@ async function limitByPhone(db: Executor, ctx: Tenant & { now: Date }, phone: st
 const DAY_MS = 86_400_000;
 
 /**
- * The daily caps on codes sent, against SMS pumping: per client address (any company) and per
- * company and environment. Checked before the phone is looked up, so a capped request answers 429
+ * The daily caps on codes sent, against SMS pumping: per client address within the company and
+ * environment (the caller is the integrator's server, so one company's traffic never uses up
+ * another's), and per company and environment. Checked before the phone is looked up, so a capped request answers 429
  * whether or not the phone is a customer's (no enumeration).
  */
 async function capCodesSent(db: Executor, ctx: RequestContext, ip: string, now: Date): Promise<void> {
   const since = new Date(now.getTime() - DAY_MS);
   const caps = [
-    { max: ctx.deps.config.loginCodesPerIpDay, q: db.selectFrom('customer_login_codes').where('ip', '=', ip) },
+    { max: ctx.deps.config.loginCodesPerIpDay, q: db.selectFrom('customer_login_codes').$call(inTenant(ctx)).where('ip', '=', ip) },
     { max: ctx.deps.config.loginCodesPerCompanyDay, q: db.selectFrom('customer_login_codes').$call(inTenant(ctx)) },
   ];
   for (const { max, q } of caps) {

@@ -40,8 +40,20 @@ export interface CustomerLoginAttemptsTable {
   at: Timestamp;
 }
 
+/** migrations/0034_session_approval_requests.sql */
+export interface SessionApprovalRequestsTable {
+  company_id: string;
+  environment: Environment;
+  charge_id: string;
+  customer_id: string;
+  phone: string;
+  provider_message_id: string | null;
+  created_at: Timestamp;
+}
+
 declare module '../../platform/db/schema.ts' {
   interface DB {
+    session_approval_requests: SessionApprovalRequestsTable;
     customer_login_codes: CustomerLoginCodesTable;
     customer_sessions: CustomerSessionsTable;
     customer_login_attempts: CustomerLoginAttemptsTable;
