@@ -118,20 +118,24 @@ describe('/v1/companies', () => {
     assert.ok(list.body.data.some((x: any) => x.id === c.id));
     expectError(await platform.req({ url: '/v1/companies/cmp_nope' }), 404, 'record_not_found');
 
-    expectError(await platform.req({ url: `/v1/companies/${c.id}/keys`, body: {} }), 422, 'company_not_active', 11401);
+    expectError(await platform.req({ url: `/v1/companies/${c.id}/keys`, body: {}, env: 'live' }), 422, 'company_not_active', 11401);
     const started = await review(c.id, 'start');
     assert.equal(started.company.status, 'in_review');
-    expectError(await platform.req({ url: `/v1/companies/${c.id}/keys`, body: {} }), 422, 'company_not_active', 11401);
+    expectError(await platform.req({ url: `/v1/companies/${c.id}/keys`, body: {}, env: 'live' }), 422, 'company_not_active', 11401);
     const approved = await review(c.id, 'approve');
     assert.equal(approved.company.status, 'active');
     assert.ok(approved.company.activated_at);
 
-    const keys = await platform.req({ url: `/v1/companies/${c.id}/keys`, body: {} });
+    // Live secrets only to the platform's live key.
+    expectError(await platform.req({ url: `/v1/companies/${c.id}/keys`, body: {} }), 404, 'environment_key_mismatch');
+    const keys = await platform.req({ url: `/v1/companies/${c.id}/keys`, body: {}, env: 'live', idem: false });
     assert.equal(keys.status, 200, keys.raw);
     assert.match(keys.body.keys.secret, /^sk_live_/);
     assert.match(keys.body.keys.publishable, /^pk_live_/);
     assert.equal((await child({ url: '/v1/customers', key: keys.body.keys.secret })).status, 200);
-    expectError(await platform.req({ url: `/v1/companies/${c.id}/keys`, body: {} }), 409, 'company_keys_already_issued', 11402);
+    expectError(await platform.req({ url: `/v1/companies/${c.id}/keys`, body: {}, env: 'live' }), 409, 'company_keys_already_issued', 11402);
+    const stored = await h.runtime.deps.database.db.selectFrom('idempotency_keys').select('response_body').execute();
+    assert.ok(!stored.some((r) => r.response_body?.includes(keys.body.keys.secret)), 'the live secret is never stored for a replay');
     assert.equal((await platform.req({ url: `/v1/companies/${c.id}` })).body.live_keys_issued, true);
   });
 
@@ -147,7 +151,7 @@ describe('/v1/companies', () => {
     assert.deepEqual([rejected.company.status, rejected.company.status_reason], ['rejected', 'RUT ilegible']);
     await assert.rejects(review(r.id, 'approve'), /a rejected company cannot be approved/);
     await assert.rejects(review(a.id, 'reject', 'tarde'), ReviewError);
-    expectError(await platform.req({ url: `/v1/companies/${r.id}/keys`, body: {} }), 422, 'company_not_active');
+    expectError(await platform.req({ url: `/v1/companies/${r.id}/keys`, body: {}, env: 'live' }), 422, 'company_not_active');
     await assert.rejects(review(plain.company.id, 'approve'), /was not onboarded by a platform/);
     const statuses = (await platform.req({ url: '/v1/companies?filter[status]=rejected' })).body.data.map((x: any) => x.id);
     assert.deepEqual(statuses, [r.id]);

@@ -43,10 +43,12 @@ export function onboardingRoutes(app: FastifyInstance): void {
     handler: async (req) => getOnboarding(req.ctx, req.params.id),
   });
   r.post('/companies/:id/keys', {
+    // Never stored for replay: the answer carries live secrets. A retry is answered 409 (taken once).
+    config: { idempotent: false },
     schema: {
       tags,
       summary: 'Take the live keys of an active company (once)',
-      description: `${platformNote} Issues and answers the company's live secret and publishable keys, shown only here: 422 company_not_active (11401) before its review approves it, 409 company_keys_already_issued (11402) the second time (the operator rotates keys with recaudo keys rotate).`,
+      description: `${platformNote} Issues and answers the company's live secret and publishable keys, shown only here: 422 company_not_active (11401) before its review approves it, 409 company_keys_already_issued (11402) the second time (the operator rotates keys with recaudo keys rotate). Only with the platform's live key (a test key: 404 environment_key_mismatch); no x-idempotency: the answer carries live secrets and is never stored for a replay.`,
       params: companyIdParams,
       response: { 200: liveKeysResponse, ...errorResponses(401, 403, 404, 409, 422) },
     },

@@ -153,13 +153,13 @@ export async function createOnboarding(ctx: RequestContext, body: CreateCompanyB
   });
 }
 
-async function loadOnboarding(ctx: RequestContext, id: string, lock = false): Promise<OnboardingRow> {
+async function loadOnboarding(ctx: RequestContext, id: string, lock = false, anyEnvironment = false): Promise<OnboardingRow> {
   if (!COMPANY_ID.test(id)) throw new ApiError('record_not_found');
   let q = ctx.db.selectFrom('company_onboardings').selectAll().where('company_id', '=', ctx.companyId).where('id', '=', id);
   if (lock) q = q.forUpdate();
   const row = await q.executeTakeFirst();
   if (!row) throw new ApiError('record_not_found');
-  if (row.environment !== ctx.environment) throw new ApiError('environment_key_mismatch');
+  if (!anyEnvironment && row.environment !== ctx.environment) throw new ApiError('environment_key_mismatch');
   return row;
 }
 
@@ -185,8 +185,10 @@ export async function listOnboardings(ctx: RequestContext, query: Record<string,
 /** POST /companies/{id}/keys: the live keys of an active company, once. */
 export async function issueCompanyLiveKeys(ctx: RequestContext, id: string) {
   await requirePlatform(ctx);
+  // Live secrets only to the platform's live key: a test key (a sandbox integration) never gets them.
+  if (ctx.environment !== 'live') throw new ApiError('environment_key_mismatch', { message: 'Live keys are taken with the platform’s live key.' });
   return inTransaction(ctx.db, async (trx) => {
-    const row = await loadOnboarding({ ...ctx, db: trx }, id, true);
+    const row = await loadOnboarding({ ...ctx, db: trx }, id, true, true);
     if (row.status !== 'active') throw new ApiError('company_not_active');
     if (row.live_keys_issued_at) throw new ApiError('company_keys_already_issued');
     const now = ctx.deps.clock.now();
@@ -194,7 +196,7 @@ export async function issueCompanyLiveKeys(ctx: RequestContext, id: string) {
     await trx
       .updateTable('company_onboardings')
       .set({ live_keys_issued_at: now, updated_at: now })
-      .$call(inTenant(ctx))
+      .$call(inTenant({ companyId: ctx.companyId, environment: row.environment }))
       .where('id', '=', row.id)
       .execute();
     return { company_id: row.id, environment: 'live' as const, keys };
