@@ -1,12 +1,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { createHarness, type Company, type Harness } from '../../test/harness.ts';
 import { plain } from '../../test/support/pages.ts';
+import { CHROMIUM, launchChromium } from '../../test/support/browser.ts';
 
 /**
  * The connect-link page (docs/pages.md "Connect-link page") in Debian's Chromium (playwright-core,
@@ -14,7 +14,6 @@ import { plain } from '../../test/support/pages.ts';
  * typing. Screenshots go to .test-data/screenshots/.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
 const SKIP = fs.existsSync(CHROMIUM)
   ? false
   : `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium) to run the browser tests`;
@@ -57,24 +56,7 @@ describe('connect-link page in Chromium at 360 px, keyboard only', { skip: SKIP 
     base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
     co = await h.company('Energía del Valle SAS');
     fs.mkdirSync(SHOTS, { recursive: true });
-    userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'recaudo-chromium-'));
-    browser = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      viewport: { width: 360, height: 780 },
-      locale: 'es-CO',
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
-    page = browser.pages()[0] ?? (await browser.newPage());
+    ({ browser, page, userDataDir } = await launchChromium());
   });
 
   after(async () => {

@@ -2,22 +2,21 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { createHarness, ENGINE, type Company, type Harness } from '../../test/harness.ts';
 import { Receiver } from '../../test/receiver.ts';
 import { runDueExpirations } from '../../test/support/payments.ts';
 import { createPayment, goodCard, paymentStatus, plain } from '../../test/support/pages.ts';
+import { CHROMIUM, launchChromium } from '../../test/support/browser.ts';
 
 /**
  * The payer pages in a real browser: Debian's Chromium driven by playwright-core (never a
  * downloaded browser), at a 360 px wide viewport. Screenshots go to .test-data/screenshots/.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
 const SKIP = fs.existsSync(CHROMIUM)
   ? false
   : `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium) to run the browser tests`;
@@ -69,24 +68,7 @@ describe('payer pages in Chromium at 360 px', { skip: SKIP }, () => {
     co = await h.company('Acme Telecomunicaciones SAS');
     merchant = await merchantSite();
     fs.mkdirSync(SHOTS, { recursive: true });
-    userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'recaudo-chromium-'));
-    browser = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      viewport: { width: 360, height: 780 },
-      locale: 'es-CO',
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
-    page = browser.pages()[0] ?? (await browser.newPage());
+    ({ browser, page, userDataDir } = await launchChromium());
   });
 
   after(async () => {

@@ -2,15 +2,15 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { createHarness, type Company, type Harness } from '../../../test/harness.ts';
 import { createCustomer } from '../../../test/support/cards.ts';
 import { plain } from '../../../test/support/pages.ts';
 import { BANCOLOMBIA, chargeEvents } from '../../../test/support/charges.ts';
+import { CHROMIUM, launchChromium } from '../../../test/support/browser.ts';
 
 /**
  * The banklink flow in a real browser (Debian's Chromium driven by playwright-core, never a
@@ -19,7 +19,6 @@ import { BANCOLOMBIA, chargeEvents } from '../../../test/support/charges.ts';
  * outcome. Screenshots go to .test-data/screenshots/.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
 const SKIP = fs.existsSync(CHROMIUM)
   ? false
   : `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium) to run the browser tests`;
@@ -79,24 +78,7 @@ describe('banklink charge through the sandbox bank, in Chromium at 360 px', { sk
     customer = await createCustomer(co);
     merchant = await merchantSite();
     fs.mkdirSync(SHOTS, { recursive: true });
-    userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'recaudo-chromium-'));
-    browser = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      viewport: { width: 360, height: 780 },
-      locale: 'es-CO',
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
-    page = browser.pages()[0] ?? (await browser.newPage());
+    ({ browser, page, userDataDir } = await launchChromium());
   });
 
   after(async () => {

@@ -2,13 +2,12 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { createHarness, type Company, type Harness } from '../../../test/harness.ts';
 import { cardBody } from '../../../test/support/cards.ts';
+import { CHROMIUM, launchChromium } from '../../../test/support/browser.ts';
 
 /**
  * Browser tokenization across origins (docs/browser-tokenization.md) in Debian's Chromium
@@ -17,7 +16,6 @@ import { cardBody } from '../../../test/support/cards.ts';
  * preflight passes and the page reads the token; from any other the browser blocks the call (the
  * POST is never sent: no token is made).
  */
-const CHROMIUM = '/usr/bin/chromium';
 const SKIP = fs.existsSync(CHROMIUM)
   ? false
   : `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium) to run the browser tests`;
@@ -92,22 +90,7 @@ describe('cross-origin POST /v1/tokens in Chromium', { skip: SKIP }, () => {
     otherShop = await serve('127.0.0.1', html);
     const set = await co.req({ method: 'PUT', url: '/v1/company/allowed-origins', body: { origins: [allowedShop.origin] } });
     assert.equal(set.status, 200, set.raw);
-    userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'recaudo-chromium-'));
-    browser = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
-    page = browser.pages()[0] ?? (await browser.newPage());
+    ({ browser, page, userDataDir } = await launchChromium({ phone: false }));
   });
 
   after(async () => {
