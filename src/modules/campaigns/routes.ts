@@ -28,7 +28,7 @@ import {
 
 const tags = ['Campaigns'];
 
-const prepared = new WeakMap<FastifyRequest, PreparedCampaign>();
+const prepared = new WeakMap<FastifyRequest, PreparedCampaign | { refused: unknown }>();
 
 /**
  * Route-level preValidation of POST /campaigns/import-messages, after authentication and before
@@ -42,7 +42,9 @@ async function prepare(req: FastifyRequest): Promise<void> {
   await requireCampaignsFeature(req.ctx);
   const parsed = importMessagesBody.safeParse(req.body);
   if (!parsed.success) return;
-  prepared.set(req, await prepareCampaign(req.ctx, parsed.data));
+  // A refusal waits for the handler, after the idempotency claim: a retry of a key that already
+  // succeeded replays its 202 even if the media URL stopped answering since.
+  prepared.set(req, await prepareCampaign(req.ctx, parsed.data).catch((error: unknown) => ({ refused: error })));
 }
 
 export function campaignRoutes(app: FastifyInstance): void {
@@ -58,7 +60,9 @@ export function campaignRoutes(app: FastifyInstance): void {
     },
     preValidation: prepare,
     handler: async (req, reply) => {
-      const out = await createCampaign(req.ctx, prepared.get(req));
+      const ready = prepared.get(req);
+      if (ready && 'refused' in ready) throw ready.refused;
+      const out = await createCampaign(req.ctx, ready);
       return reply.code(202).send(out);
     },
   });
