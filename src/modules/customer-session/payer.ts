@@ -4,7 +4,7 @@ import { inTransaction } from '../../platform/db/database.ts';
 import { ApiError } from '../../platform/errors/api-error.ts';
 import type { RecoverResource } from '../../platform/idempotency/idempotency.ts';
 import { toPesos, type Currency } from '../../platform/money.ts';
-import { iso } from '../../platform/scope.ts';
+import { inTenant, iso } from '../../platform/scope.ts';
 import { cardExpiredAt } from '../../platform/clock.ts';
 import { selectAccountViews } from '../accounts/queries.ts';
 import { maskAccountNumber } from '../accounts/service.ts';
@@ -275,8 +275,7 @@ async function sendApprovalRequest(
     await deps.database.db
       .updateTable('session_approval_requests')
       .set({ provider_message_id: sent.providerMessageId })
-      .where('company_id', '=', scope.companyId)
-      .where('environment', '=', scope.environment)
+      .$call(inTenant(scope))
       .where('charge_id', '=', chargeId)
       .execute();
   } catch (error) {
