@@ -4,7 +4,7 @@ import type { DB } from '../../platform/db/schema.ts';
 import { randomToken } from '../../platform/ids.ts';
 import { inTenant, type Tenant } from '../../platform/scope.ts';
 import { applyTransition } from '../../platform/state-machine.ts';
-import { MessagingError, type MessageStatus, type RailEnvironment, type StatusDetail } from '../../rails/index.ts';
+import { MessagingError, reportMove, type MessageStatus, type RailEnvironment, type StatusDetail } from '../../rails/index.ts';
 import { mayContactAt, nextContactWindow } from '../contact-policy/index.ts';
 import { findTemplate } from '../templates/service.ts';
 import { CAMPAIGN_MACHINE, CAMPAIGN_MESSAGE_MACHINE, WAITING, type CampaignMessageAction } from './lifecycle.ts';
@@ -341,19 +341,16 @@ export async function applyCampaignMessageStatus(
   await db.transaction().execute(async (trx) => {
     const row = await lockMessage(trx, scope, found.id);
     if (!row) return;
-    const provider = { provider_message_id: row.provider_message_id ?? providerMessageId };
-    if (status === 'replied') {
-      const text = detail.replyText ?? '';
-      const repeated =
-        row.status === 'replied' && row.reply_text === text && row.replied_at !== null && new Date(row.replied_at).getTime() === detail.at.getTime();
-      if (repeated || !CAMPAIGN_MESSAGE_MACHINE.find(row.status, 'reply')) return;
-      await moveMessage(trx, deps, scope, row, 'reply', { ...provider, reply_text: text, replied_at: detail.at });
-    } else {
-      const action = status === 'failed' ? 'fail' : 'deliver';
-      // Only a message handed over (sending or sent) takes a report; a repeated or late one changes nothing.
-      if (row.status === 'queued' || !CAMPAIGN_MESSAGE_MACHINE.find(row.status, action)) return;
-      await moveMessage(trx, deps, scope, row, action, status === 'failed' ? { ...provider, error: detail.reason ?? 'failed' } : provider);
-    }
+    // Only a message handed over (sending or sent) takes delivered or failed.
+    const move = reportMove(
+      row,
+      status,
+      detail,
+      providerMessageId,
+      (action) => (action === 'reply' || row.status !== 'queued') && !!CAMPAIGN_MESSAGE_MACHINE.find(row.status, action),
+    );
+    if (!move) return;
+    await moveMessage(trx, deps, scope, row, move.action, move.patch);
     emitted = true;
   });
   if (emitted) deps.jobs.wake();

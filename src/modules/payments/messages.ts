@@ -13,6 +13,7 @@ import {
   MessagingError,
   paymentCancelledMessage,
   paymentLinkMessage,
+  reportMove,
   type MessageStatus,
   type PaymentLinkMessage,
   type RailEnvironment,
@@ -323,19 +324,10 @@ export async function applyMessageStatus(
   await db.transaction().execute(async (trx) => {
     const row = await lockMessage(trx, scope, found.id);
     if (!row) return;
-    const provider = { provider_message_id: row.provider_message_id ?? providerMessageId };
-    if (status === 'replied') {
-      const text = detail.replyText ?? '';
-      const repeated =
-        row.status === 'replied' && row.reply_text === text && row.replied_at !== null && new Date(row.replied_at).getTime() === detail.at.getTime();
-      if (repeated) return;
-      await moveMessage(trx, deps, scope, row, 'reply', { ...provider, reply_text: text, replied_at: detail.at });
-    } else {
-      const action = status === 'failed' ? 'fail' : 'deliver';
-      // A repeated or late report (the message already settled) changes nothing.
-      if (!MESSAGE_MACHINE.find(row.status, action)) return;
-      await moveMessage(trx, deps, scope, row, action, status === 'failed' ? { ...provider, error: detail.reason ?? 'failed' } : provider);
-    }
+    // A reply always moves a payment message; delivered and failed only one its machine takes them from.
+    const move = reportMove(row, status, detail, providerMessageId, (action) => action === 'reply' || !!MESSAGE_MACHINE.find(row.status, action));
+    if (!move) return;
+    await moveMessage(trx, deps, scope, row, move.action, move.patch);
     emitted = true;
   });
   if (emitted) deps.jobs.wake(); // webhook deliveries of the new event
