@@ -10,6 +10,8 @@ export interface LoadSpec {
   origin: string;
   method: 'GET' | 'POST';
   path: string;
+  /** When set, requests go round-robin over these paths (cursor pages collected beforehand) instead of `path`. */
+  paths?: string[];
   headers: Record<string, string>;
   body?: string;
   /**
@@ -23,6 +25,8 @@ export interface LoadSpec {
   duration: number;
   /** Seconds of unmeasured load before the measurement (0 = none). */
   warmup: number;
+  /** When set, the measurement stops after this many requests instead of after `duration`. */
+  amount?: number;
 }
 
 export interface LoadSummary {
@@ -44,6 +48,11 @@ type Message = { type: 'measuring' } | { type: 'result'; summary: LoadSummary } 
 function requestFor(spec: LoadSpec): autocannon.RequestSpec {
   const base: autocannon.RequestSpec = { method: spec.method, path: spec.path, headers: spec.headers, body: spec.body };
   const idem = spec.idempotency;
+  if (spec.paths?.length) {
+    const paths = spec.paths;
+    let next = 0;
+    return { ...base, setupRequest: (req) => ({ ...req, path: paths[next++ % paths.length] }) };
+  }
   if (!idem) return base;
   if (idem.mode === 'unique') {
     const prefix = `bench-${process.pid}-${Date.now().toString(36)}`;
@@ -56,10 +65,17 @@ function requestFor(spec: LoadSpec): autocannon.RequestSpec {
 
 let current: autocannon.Instance | null = null;
 
-function fire(spec: LoadSpec, duration: number): Promise<autocannon.Result> {
+function fire(spec: LoadSpec, duration: number, amount?: number): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
     current = autocannon(
-      { url: spec.origin, connections: spec.connections, duration, pipelining: 1, timeout: 10, requests: [requestFor(spec)] },
+      {
+        url: spec.origin,
+        connections: spec.connections,
+        ...(amount ? { amount } : { duration }),
+        pipelining: 1,
+        timeout: 10,
+        requests: [requestFor(spec)],
+      },
       (err, result) => {
         current = null;
         if (err) reject(err);
@@ -91,7 +107,7 @@ async function main(): Promise<void> {
   await send({ type: 'measuring' });
   const cpuBefore = process.cpuUsage();
   const wallBefore = performance.now();
-  const r = await fire(spec, spec.duration);
+  const r = await fire(spec, spec.duration, spec.amount);
   const cpu = process.cpuUsage(cpuBefore);
   const loadgenCpuPct = Math.round(((cpu.user + cpu.system) / 1000 / (performance.now() - wallBefore)) * 1000) / 10;
   const statusCodes: Record<string, number> = {};

@@ -7,12 +7,25 @@
 // Environment: BENCH_DATABASE_URL or DATABASE_URL (server where `recaudo_bench_<pid>` is created; default
 // postgres://postgres@127.0.0.1:5432/test), BENCH_DURATION (s per scenario, default 10),
 // BENCH_CONNECTIONS (default 32), BENCH_WARMUP (unmeasured s before each scenario, default 2),
-// BENCH_SCENARIOS (comma-separated keys to run a subset, e.g. baseline_get,customers_get).
+// BENCH_SCENARIOS (comma-separated keys to run a subset, e.g. baseline_get,customers_get; `lists`
+// selects every list scenario), BENCH_SERVICE=tsx (run src/main.ts even when dist/main.js is built).
+//
+// Limits (issue 18): besides the bare Fastify GET/POST, the baseline process measures the physical
+// limit of a service on the same PostgreSQL — one INSERT … RETURNING in its own transaction
+// ("one-commit POST") and one SELECT by primary key ("one-read GET") — and every scenario prints its
+// ratio to the matching limit and its goal.
+//
+// Lists: two companies seeded by SQL (generate_series, not the API): 10,000 rows and BENCH_ROWS
+// (default 1,000,000) customers and charges each; first pages and pages reached by following
+// next_page_url BENCH_LIST_HOPS times (default 50) from the first page and from the middle.
+//
+// embedded (last): the service on the embedded engine with a new data directory: cold start to
+// /health 200 and resident memory after BENCH_EMBEDDED_REQUESTS (default 10,000) requests.
 //
 // webhook_delivery (last): a receiver process (bench/receiver.ts, loopback, answers 200 at once) is
 // registered as a test webhook for one event type; a producer process (bench/producer.ts) commits
 // events into the bench database with the service's outbox at BENCH_DELIVERY_RATE events/s
-// (comma-separated list for several rounds, default 1000) for BENCH_WARMUP + BENCH_DURATION s, in
+// (comma-separated list for several rounds, default 2000) for BENCH_WARMUP + BENCH_DURATION s, in
 // one transaction every BENCH_DELIVERY_BATCH_MS (default 10); the service's own dispatcher delivers
 // them. Reported: committed, received, missing, duplicates, deliveries/s (received / first commit to
 // last receipt) and commit->receipt latency (receipt Date.now() - data.sent_at taken before the insert).
@@ -22,6 +35,7 @@
 // dispatcher's claim is planned as a bitmap scan + sort over every due and not yet vacuumed row.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -33,7 +47,7 @@ import type { ProducerSpec, ProducerSummary } from './producer.ts';
 import type { ReceiverStats } from './receiver.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const guard = pathToFileURL(path.join(root, 'bench', 'orphan-guard.ts')).href;
+const guard = pathToFileURL(path.join(root, 'bench', 'orphan-guard.mjs')).href;
 /** One database per run: two runs at once (another session benchmarking too) never drop each other's. */
 const BENCH_DB = `recaudo_bench_${process.pid}`;
 const HUGE_LIMIT = '10000000';
@@ -73,7 +87,7 @@ function intListEnv(name: string, fallback: number[], min: number, max: number):
 }
 
 const delivery = {
-  rates: intListEnv('BENCH_DELIVERY_RATE', [1000], 1, 100_000),
+  rates: intListEnv('BENCH_DELIVERY_RATE', [2000], 1, 100_000),
   batchMs: intEnv('BENCH_DELIVERY_BATCH_MS', 10, 1, 1000),
   drain: intEnv('BENCH_DELIVERY_DRAIN', 30, 1, 600),
   /** Run ANALYZE on the webhook tables at the end of each warm-up, as autovacuum would within a minute. */
@@ -83,15 +97,23 @@ const delivery = {
   maxBatch: 200,
   eventType: 'balance.updated',
 };
+/** Group keys: `lists` selects every list scenario, `embedded` the embedded-engine check. */
+const LIST_KEYS = (['customers', 'charges'] as const).flatMap((resource) =>
+  (['small', 'big'] as const).flatMap((size) => (['first', 'next'] as const).map((page) => `${resource}_list_${size}_${page}`)),
+);
 const SCENARIO_KEYS = [
   'baseline_get',
   'baseline_post',
+  'limit_commit_post',
+  'limit_read_get',
   'customers_create',
   'customers_create_replay',
   'customers_get',
-  'customers_list',
   'charges_card',
+  ...LIST_KEYS,
+  'lists',
   'webhook_delivery',
+  'embedded',
 ];
 const selected = process.env.BENCH_SCENARIOS
   ? process.env.BENCH_SCENARIOS.split(',')
@@ -101,6 +123,13 @@ const selected = process.env.BENCH_SCENARIOS
 for (const key of selected ?? []) {
   if (!SCENARIO_KEYS.includes(key)) throw new Error(`BENCH_SCENARIOS: unknown scenario "${key}" (known: ${SCENARIO_KEYS.join(', ')})`);
 }
+const wants = (key: string): boolean => !selected || selected.includes(key) || (LIST_KEYS.includes(key) && selected.includes('lists'));
+/** Rows seeded (SQL, not the API) into the company of the big list scenarios; the small one gets 10,000. */
+const listRows = { small: 10_000, big: intEnv('BENCH_ROWS', 1_000_000, 10_000, 100_000_000) };
+/** Pages collected for the `next` list scenarios: hops followed from the first page and from the middle. */
+const LIST_HOPS = intEnv('BENCH_LIST_HOPS', 50, 1, 10_000);
+/** Requests sent to the embedded engine before its resident memory is read. */
+const EMBEDDED_REQUESTS = intEnv('BENCH_EMBEDDED_REQUESTS', 10_000, 100, 1_000_000);
 const adminUrl = process.env.BENCH_DATABASE_URL || process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 
 function databaseUrl(base: string, name: string): string {
@@ -127,9 +156,13 @@ interface Child {
 
 const children = new Set<Child>();
 
-/** Starts `node --import tsx <args>` from the repository root, with the orphan guard preloaded. */
+/**
+ * Starts `node --import tsx <args>` from the repository root, with the orphan guard preloaded; a
+ * `.js` entry (the built service) runs without the TypeScript loader.
+ */
 function startChild(name: string, args: string[], env: NodeJS.ProcessEnv, forwardLines = 20): Child {
-  const proc = spawn(process.execPath, ['--import', 'tsx', '--import', guard, ...args], {
+  const loader = args[0]?.endsWith('.js') ? [] : ['--import', 'tsx'];
+  const proc = spawn(process.execPath, [...loader, '--import', guard, ...args], {
     cwd: root,
     env,
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
@@ -209,7 +242,7 @@ function freePort(): Promise<number> {
   });
 }
 
-async function waitHealthy(child: Child, url: string, timeoutMs: number): Promise<void> {
+async function waitHealthy(child: Child, url: string, timeoutMs: number, pollMs = 100): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastProblem = 'no answer yet';
   let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
@@ -225,7 +258,7 @@ async function waitHealthy(child: Child, url: string, timeoutMs: number): Promis
       lastProblem = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error);
     }
     // Poll interval of a readiness check (not a fixed wait): retry until healthy, exited or deadline.
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, pollMs));
   }
   throw new Error(`${child.name} not healthy at ${url} within ${timeoutMs} ms (${lastProblem})`);
 }
@@ -333,15 +366,32 @@ function expectOk(what: string, r: { status: number; text: string }): void {
 
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * What a scenario is judged against (issue 18): a durable write against one commit on the same
+ * PostgreSQL, a read against one indexed read, a replay against the bare Fastify POST.
+ */
+type Limit = 'bare_get' | 'bare_post' | 'one_commit_post' | 'one_read_get';
+const LIMIT_OF: Record<Limit, string> = {
+  bare_get: 'baseline_get',
+  bare_post: 'baseline_post',
+  one_commit_post: 'limit_commit_post',
+  one_read_get: 'limit_read_get',
+};
+
 interface Scenario {
   key: string;
   name: string;
   target: 'baseline' | 'service';
   method: 'GET' | 'POST';
   path: string;
-  auth: boolean;
+  /** Round-robin over these paths instead of `path` (cursor pages). */
+  paths?: string[];
+  auth: boolean | Record<string, string>;
   body?: string;
   idempotency?: 'unique' | 'replay';
+  limit: Limit;
+  /** The goal as a ratio to the limit (null: a reference row). */
+  goal: number | null;
 }
 
 interface ScenarioResult extends LoadSummary {
@@ -351,6 +401,9 @@ interface ScenarioResult extends LoadSummary {
   path: string;
   ratioVsBaselineGet: number | null;
   ratioVsBaselineSameMethod: number | null;
+  limit: Limit;
+  ratioVsLimit: number | null;
+  goal: number | null;
   /** Percent of one core during the measurement (Linux only; null elsewhere). */
   cpuPct: { server: number | null; postgres: number | null; loadgen: number; machine: number | null; other: number | null };
   flagged: boolean;
@@ -386,11 +439,11 @@ async function gitInfo(): Promise<{ commit: string | null; srcModified: boolean 
   return { commit, srcModified: status === null ? null : status.length > 0 };
 }
 
-function createCompany(env: NodeJS.ProcessEnv): Promise<{ companyId: string; testKey: string }> {
+function createCompany(env: NodeJS.ProcessEnv, name = 'Bench SAS'): Promise<{ companyId: string; testKey: string }> {
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      [path.join('bin', 'recaudo.mjs'), 'companies', 'create', '--name', 'Bench SAS', '--json'],
+      [path.join('bin', 'recaudo.mjs'), 'companies', 'create', '--name', name, '--json'],
       { cwd: root, env, timeout: 60_000 },
       (err, stdout, stderr) => {
         if (err) return reject(new Error(`CLI failed: ${err.message}\n${stderr}`));
@@ -429,6 +482,10 @@ interface TableRow {
   errors: number;
   ratioVsBaselineGet: number | null;
   ratioVsBaselineSameMethod: number | null;
+  /** The limit this row is judged against, its ratio to it, and the goal (issue 18). */
+  limit: Limit | null;
+  ratioVsLimit: number | null;
+  goal: number | null;
   cpuPct: { server: number | null; postgres: number | null; loadgen: number | null; other: number | null };
   flagged: boolean;
 }
@@ -444,6 +501,8 @@ function table(rows: TableRow[]): string {
     'errors',
     'vs base GET',
     'vs base same-method',
+    'vs limit',
+    'goal',
     'CPU srv/pg/load/other %',
     '',
   ];
@@ -457,6 +516,8 @@ function table(rows: TableRow[]): string {
     fmt(r.errors),
     fmt(r.ratioVsBaselineGet, 3),
     fmt(r.ratioVsBaselineSameMethod, 3),
+    r.limit && r.ratioVsLimit !== null ? `${fmt(r.ratioVsLimit, 3)} ${r.limit}` : '-',
+    r.goal === null ? '' : `>= ${r.goal} ${r.ratioVsLimit !== null && r.ratioVsLimit >= r.goal ? 'met' : 'NOT met'}`,
     [r.cpuPct.server, r.cpuPct.postgres, r.cpuPct.loadgen, r.cpuPct.other].map((v) => fmt(v)).join('/'),
     r.flagged ? 'FLAGGED' : '',
   ]);
@@ -471,6 +532,199 @@ function table(rows: TableRow[]): string {
 
 function httpRow(r: ScenarioResult): TableRow {
   return { ...r, p50: r.latencyMs.p50, p99: r.latencyMs.p99, avg: r.latencyMs.avg };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lists at depth: two companies seeded by SQL (10,000 rows and BENCH_ROWS rows of customers and of
+// charges), each list read on its first page and on pages reached by following next_page_url.
+
+/** The entry the service runs: the build when there is one (BENCH_SERVICE=tsx forces the sources). */
+async function serviceEntry(): Promise<string> {
+  const built = path.join(root, 'dist', 'main.js');
+  if (process.env.BENCH_SERVICE !== 'tsx' && (await fs.stat(built).catch(() => null))) return built;
+  return path.join(root, 'src', 'main.ts');
+}
+
+async function seedRows(client: pg.Client, companyId: string, rows: number): Promise<void> {
+  // Three rows per second of created_at: ties that the id tie-breaker must order.
+  await client.query(
+    `INSERT INTO customers (company_id, environment, id, type, first_name, last_name, email, phone, created_at, updated_at)
+     SELECT $1, 'test', gen_random_uuid(), 'natural', 'Ana', 'Seed ' || i, 'seed' || i || '@example.com',
+            '+57300' || lpad(i::text, 7, '0'), t.at, t.at
+     FROM generate_series(1, $2::int) AS i, LATERAL (SELECT now() - (i / 3) * interval '1 second' AS at) AS t`,
+    [companyId, rows],
+  );
+  const { rows: one } = await client.query<{ id: string }>(`SELECT id FROM customers WHERE company_id = $1 AND environment = 'test' LIMIT 1`, [
+    companyId,
+  ]);
+  await client.query(
+    `INSERT INTO charges (company_id, environment, id, status, title, currency, amount, customer_id, payment_method_type,
+                          card_id, intent_id, created_at, updated_at, paid_at)
+     SELECT $1, 'test', 'ch_seed_' || $3 || '_' || i, 'paid', 'Cuota ' || i, 'COP', 150000, $4::uuid, 'card',
+            'card_seed', 'pi_seed_' || $3 || '_' || i, t.at, t.at, t.at
+     FROM generate_series(1, $2::int) AS i, LATERAL (SELECT now() - (i / 3) * interval '1 second' AS at) AS t`,
+    [companyId, rows, companyId.replace(/[^a-zA-Z0-9]/g, ''), one[0].id],
+  );
+}
+
+/** Follows next_page_url `hops` times from each start; returns the pages reached (paths). */
+async function followPages(origin: string, headers: Record<string, string>, starts: string[], hops: number): Promise<string[]> {
+  const pages: string[] = [];
+  for (const start of starts) {
+    let next: string | null = start;
+    for (let i = 0; i <= hops && next; i += 1) {
+      const r = await call(origin, 'GET', next, headers);
+      expectOk(`list page ${next}`, r);
+      if (i > 0) pages.push(next);
+      const url: unknown = r.json?.next_page_url;
+      next = typeof url === 'string' ? (url.startsWith('http') ? new URL(url).pathname + new URL(url).search : url) : null;
+    }
+  }
+  return pages;
+}
+
+async function seedLists(benchUrl: string, origin: string): Promise<{ scenarios: Scenario[]; seededMs: number }> {
+  const started = Date.now();
+  const client = new pg.Client({ connectionString: benchUrl, connectionTimeoutMillis: 10_000, application_name: 'recaudo-bench-seed' });
+  await client.connect();
+  const scenarios: Scenario[] = [];
+  try {
+    for (const size of ['small', 'big'] as const) {
+      const rows = listRows[size];
+      const { companyId, testKey } = await createCompany({ ...process.env, DATABASE_URL: benchUrl }, `Bench lists ${rows}`);
+      log(`seeding ${rows.toLocaleString('en-US')} customers and ${rows.toLocaleString('en-US')} charges into company ${companyId} (SQL)`);
+      const t = Date.now();
+      await seedRows(client, companyId, rows);
+      log(`    seeded in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+      const headers = { authorization: `Bearer ${testKey}` };
+      for (const resource of ['customers', 'charges'] as const) {
+        const first = `/v1/${resource}?per_page=20`;
+        const middle = `/v1/${resource}?per_page=20&page=${Math.max(1, Math.floor(rows / 20 / 2))}`;
+        const pages = await followPages(origin, headers, [first, middle], LIST_HOPS);
+        const label = `${rows.toLocaleString('en-US')} rows`;
+        const common = { target: 'service' as const, method: 'GET' as const, auth: headers, limit: 'one_read_get' as const, goal: 0.5 };
+        scenarios.push(
+          { ...common, key: `${resource}_list_${size}_first`, name: `GET /v1/${resource}?per_page=20 (${label})`, path: first },
+          { ...common, key: `${resource}_list_${size}_next`, name: `GET /v1/${resource} next_page_url (${label})`, path: first, paths: pages },
+        );
+      }
+    }
+    await client.query('ANALYZE customers');
+    await client.query('ANALYZE charges');
+  } finally {
+    await client.end().catch(() => {});
+  }
+  return { scenarios, seededMs: Date.now() - started };
+}
+
+/** Issue 18's depth goal: a list's p99 with BENCH_ROWS rows at most 1.5 times its p99 with 10,000. */
+function listP99Checks(results: ScenarioResult[]) {
+  const checks: { name: string; p99Small: number; p99Big: number; ratio: number; met: boolean }[] = [];
+  for (const resource of ['customers', 'charges']) {
+    for (const page of ['first', 'next']) {
+      const small = results.find((r) => r.key === `${resource}_list_small_${page}`);
+      const big = results.find((r) => r.key === `${resource}_list_big_${page}`);
+      if (!small || !big) continue;
+      // autocannon's latencies have 1 ms resolution: a 1 ms floor keeps a 0 ms p99 from dividing by zero.
+      const ratio = Math.max(big.latencyMs.p99, 1) / Math.max(small.latencyMs.p99, 1);
+      checks.push({ name: `${resource} ${page} page`, p99Small: small.latencyMs.p99, p99Big: big.latencyMs.p99, ratio, met: ratio <= 1.5 });
+    }
+  }
+  return checks;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The embedded engine: cold start to /health on a new data directory, and resident memory after
+// BENCH_EMBEDDED_REQUESTS requests (half creates, half reads).
+
+interface EmbeddedResult {
+  entry: string;
+  coldStartMs: number;
+  requests: number;
+  rssMb: number | null;
+  peakRssMb: number | null;
+  stopMs: number;
+  goal: { coldStartMs: number; rssMb: number };
+  met: boolean;
+}
+
+function residentMb(pid: number | undefined): { rss: number | null; peak: number | null } {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+    const mb = (v: number) => (Number.isFinite(v) ? Math.round(v / 1024) : null);
+    return { rss: mb(kb('VmRSS')), peak: mb(kb('VmHWM')) };
+  } catch {
+    return { rss: null, peak: null };
+  }
+}
+
+async function embeddedRound(): Promise<EmbeddedResult> {
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'recaudo-bench-embedded-'));
+  const port = await freePort();
+  const origin = `http://127.0.0.1:${port}`;
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    PUBLIC_BASE_URL: origin,
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_TEST: HUGE_LIMIT,
+    RATE_LIMIT_LIVE: HUGE_LIMIT,
+  };
+  delete env.DATABASE_URL;
+  const entry = await serviceEntry();
+  log(`embedded engine: starting ${path.relative(root, entry)} on a new data directory`);
+  const t0 = performance.now();
+  const service = startChild('embedded', [entry], env);
+  try {
+    await waitHealthy(service, `${origin}/health`, 60_000, 10);
+    const coldStartMs = Math.round(performance.now() - t0);
+    log(`    healthy after ${coldStartMs} ms`);
+    const { testKey } = await createCompany(env, 'Bench embedded');
+    const headers = { authorization: `Bearer ${testKey}`, 'content-type': 'application/json' };
+    const created = await call(origin, 'POST', '/v1/customers', { ...headers, 'x-idempotency': `bench-embedded-${Date.now()}` }, CUSTOMER_BODY);
+    expectOk('embedded: create a customer', created);
+    const half = Math.floor(EMBEDDED_REQUESTS / 2);
+    const hooks = { measuring: () => {}, done: () => {} };
+    const common = { origin, headers, connections: Math.min(settings.connections, 16), duration: 0, warmup: 0 };
+    await runLoad(
+      {
+        ...common,
+        name: 'embedded-create',
+        method: 'POST',
+        path: '/v1/customers',
+        body: CUSTOMER_BODY,
+        idempotency: { mode: 'unique' },
+        amount: half,
+      },
+      hooks,
+    );
+    await runLoad(
+      { ...common, name: 'embedded-read', method: 'GET', path: `/v1/customers/${created.json.id}`, amount: EMBEDDED_REQUESTS - half },
+      hooks,
+    );
+    const { rss, peak } = residentMb(service.proc.pid);
+    const s0 = performance.now();
+    await stopChild(service);
+    const stopMs = Math.round(performance.now() - s0);
+    log(`    ${EMBEDDED_REQUESTS} requests: RSS ${rss} MB (peak ${peak} MB); stopped in ${stopMs} ms`);
+    const goal = { coldStartMs: 3000, rssMb: 500 };
+    return {
+      entry: path.relative(root, entry),
+      coldStartMs,
+      requests: EMBEDDED_REQUESTS,
+      rssMb: rss,
+      peakRssMb: peak,
+      stopMs,
+      goal,
+      met: coldStartMs <= goal.coldStartMs && rss !== null && rss <= goal.rssMb,
+    };
+  } finally {
+    await stopChild(service);
+    await fs.rm(dataDir, { recursive: true, force: true });
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -530,7 +784,7 @@ interface DeliveryResult {
   notes: string[];
 }
 
-const DELIVERY_GOAL = { deliveriesPerSec: 1000, p50Ms: 100 };
+const DELIVERY_GOAL = { deliveriesPerSec: 2000, p50Ms: 100 };
 /** application_name of the producer's connections (PRODUCER_APP in bench/producer.ts, not imported: importing runs it). */
 const PRODUCER_APP = 'recaudo-bench-producer';
 const DRAIN_RATE_MIN_BACKLOG = 500;
@@ -815,6 +1069,9 @@ function deliveryRow(r: DeliveryResult): TableRow {
     errors: r.missing + r.duplicates,
     ratioVsBaselineGet: null,
     ratioVsBaselineSameMethod: null,
+    limit: null,
+    ratioVsLimit: null,
+    goal: null,
     cpuPct: r.cpuPct,
     flagged: r.flagged,
   };
@@ -908,7 +1165,8 @@ async function main(): Promise<number> {
     RATE_LIMIT_LIVE: HUGE_LIMIT,
   };
   log(`starting the service on ${origin}`);
-  const service = startChild('service', [path.join('src', 'main.ts')], serviceEnv);
+  const entry = await serviceEntry();
+  const service = startChild('service', [entry], serviceEnv);
   const t0 = Date.now();
   await waitHealthy(service, `${origin}/health`, 90_000);
   log(`service healthy after ${Date.now() - t0} ms`);
@@ -917,7 +1175,7 @@ async function main(): Promise<number> {
   log(`company ${companyId} created with the CLI`);
 
   // 3. The baseline.
-  const baseline = startChild('baseline', [path.join('bench', 'baseline-server.ts')], process.env);
+  const baseline = startChild('baseline', [path.join('bench', 'baseline-server.ts')], { ...process.env, BENCH_LIMIT_DATABASE_URL: benchUrl });
   const { port: basePort } = await waitMessage<{ port: number }>(baseline, 'listening', 30_000);
   const baseOrigin = `http://127.0.0.1:${basePort}`;
   log(`baseline Fastify listening on ${baseOrigin}`);
@@ -955,8 +1213,22 @@ async function main(): Promise<number> {
     return Number(r.json.total);
   };
 
+  expectOk('one-commit POST', await call(baseOrigin, 'POST', '/limit/commit', { 'content-type': 'application/json' }, CUSTOMER_BODY));
+  expectOk('one-read GET', await call(baseOrigin, 'GET', '/limit/read', {}));
+
+  const lists = LIST_KEYS.some(wants) ? await seedLists(benchUrl, origin) : null;
+
   const allScenarios: Scenario[] = [
-    { key: 'baseline_get', name: 'baseline GET /baseline', target: 'baseline', method: 'GET', path: '/baseline', auth: false },
+    {
+      key: 'baseline_get',
+      name: 'baseline GET /baseline',
+      target: 'baseline',
+      method: 'GET',
+      path: '/baseline',
+      auth: false,
+      limit: 'bare_get',
+      goal: null,
+    },
     {
       key: 'baseline_post',
       name: 'baseline POST /baseline',
@@ -965,6 +1237,29 @@ async function main(): Promise<number> {
       path: '/baseline',
       auth: false,
       body: CUSTOMER_BODY,
+      limit: 'bare_post',
+      goal: null,
+    },
+    {
+      key: 'limit_commit_post',
+      name: 'limit: one-commit POST',
+      target: 'baseline',
+      method: 'POST',
+      path: '/limit/commit',
+      auth: false,
+      body: CUSTOMER_BODY,
+      limit: 'one_commit_post',
+      goal: null,
+    },
+    {
+      key: 'limit_read_get',
+      name: 'limit: one-read GET',
+      target: 'baseline',
+      method: 'GET',
+      path: '/limit/read',
+      auth: false,
+      limit: 'one_read_get',
+      goal: null,
     },
     {
       key: 'customers_create',
@@ -975,6 +1270,8 @@ async function main(): Promise<number> {
       auth: true,
       body: CUSTOMER_BODY,
       idempotency: 'unique',
+      limit: 'one_commit_post',
+      goal: 0.5,
     },
     {
       key: 'customers_create_replay',
@@ -985,9 +1282,19 @@ async function main(): Promise<number> {
       auth: true,
       body: CUSTOMER_BODY,
       idempotency: 'replay',
+      limit: 'bare_post',
+      goal: 0.5,
     },
-    { key: 'customers_get', name: 'GET /v1/customers/{id}', target: 'service', method: 'GET', path: `/v1/customers/${customerId}`, auth: true },
-    { key: 'customers_list', name: 'GET /v1/customers?per_page=20', target: 'service', method: 'GET', path: '/v1/customers?per_page=20', auth: true },
+    {
+      key: 'customers_get',
+      name: 'GET /v1/customers/{id}',
+      target: 'service',
+      method: 'GET',
+      path: `/v1/customers/${customerId}`,
+      auth: true,
+      limit: 'one_read_get',
+      goal: 0.7,
+    },
     {
       key: 'charges_card',
       name: 'POST /v1/charges (card, test key)',
@@ -997,18 +1304,22 @@ async function main(): Promise<number> {
       auth: true,
       body: CHARGE_BODY,
       idempotency: 'unique',
+      limit: 'one_commit_post',
+      goal: 0.25,
     },
+    ...(lists?.scenarios ?? []),
   ];
 
-  const scenarios = selected ? allScenarios.filter((s) => selected.includes(s.key)) : allScenarios;
-  const runDelivery = !selected || selected.includes('webhook_delivery');
+  const scenarios = allScenarios.filter((s) => wants(s.key));
+  const runDelivery = wants('webhook_delivery');
   const steps = scenarios.length + (runDelivery ? delivery.rates.length : 0);
 
   const results: ScenarioResult[] = [];
   const checks: Record<string, unknown> = {};
   for (const [i, s] of scenarios.entries()) {
     const notes: string[] = [];
-    const headers: Record<string, string> = { ...(s.auth ? auth : {}), ...(s.body ? { 'content-type': 'application/json' } : {}) };
+    const authHeaders = s.auth === true ? auth : s.auth === false ? {} : s.auth;
+    const headers: Record<string, string> = { ...authHeaders, ...(s.body ? { 'content-type': 'application/json' } : {}) };
     let idempotency: LoadSpec['idempotency'];
     if (s.idempotency === 'unique') idempotency = { mode: 'unique' };
     if (s.idempotency === 'replay') {
@@ -1026,8 +1337,8 @@ async function main(): Promise<number> {
       const rotations = Math.floor((Date.now() - since + (settings.warmup + settings.duration + 5) * 1000) / REPLAY_KEY_EVERY_MS);
       if (rotations > 0) notes.push(`key switched ${rotations} time(s) to stay inside the 60 s window; each switch runs once, the rest replay`);
     }
-    const before = s.target === 'service' && s.key.startsWith('customers_') ? await countCustomers() : null;
-    if (s.key === 'customers_list') notes.push(`${before} customers in the company while listing`);
+    const before = s.target === 'service' && s.method === 'POST' && s.key.startsWith('customers_') ? await countCustomers() : null;
+    if (s.paths) notes.push(`${s.paths.length} pages collected by following next_page_url, taken in turn`);
 
     log(
       `[${i + 1}/${steps}] ${s.name}: ${settings.warmup ? `${settings.warmup} s warm-up + ` : ''}${settings.duration} s, ${settings.connections} connections`,
@@ -1055,6 +1366,7 @@ async function main(): Promise<number> {
         origin: s.target === 'baseline' ? baseOrigin : origin,
         method: s.method,
         path: s.path,
+        paths: s.paths,
         headers,
         body: s.body,
         idempotency,
@@ -1082,6 +1394,9 @@ async function main(): Promise<number> {
       ...summary,
       ratioVsBaselineGet: null,
       ratioVsBaselineSameMethod: null,
+      limit: s.limit,
+      ratioVsLimit: null,
+      goal: s.goal,
       cpuPct: { ...cpu, loadgen: summary.loadgenCpuPct, other: otherCpu(cpu, summary.loadgenCpuPct) },
       flagged,
       notes,
@@ -1141,7 +1456,11 @@ async function main(): Promise<number> {
     r.ratioVsBaselineGet = baseGet > 0 ? r.rps / baseGet : null;
     const same = r.method === 'POST' ? basePost : baseGet;
     r.ratioVsBaselineSameMethod = same > 0 ? r.rps / same : null;
+    const limitRps = results.find((x) => x.key === LIMIT_OF[r.limit])?.rps ?? 0;
+    r.ratioVsLimit = limitRps > 0 ? r.rps / limitRps : null;
   }
+  const p99Goals = lists ? listP99Checks(results) : [];
+  const embedded = wants('embedded') ? await embeddedRound() : null;
 
   const finishedAt = new Date();
   const report = {
@@ -1152,7 +1471,7 @@ async function main(): Promise<number> {
     machine: { ...machine, loadAvgAtEnd: os.loadavg().map((v) => Math.round(v * 100) / 100) },
     postgres: { version: postgresVersion, database: BENCH_DB },
     service: {
-      command: 'node --import tsx src/main.ts',
+      command: entry.endsWith('.js') ? `node ${path.relative(root, entry)}` : `node --import tsx ${path.relative(root, entry)}`,
       env: {
         LOG_LEVEL: 'warn',
         RATE_LIMIT_TEST: HUGE_LIMIT,
@@ -1167,6 +1486,8 @@ async function main(): Promise<number> {
       ratioVsBaselineSameMethod: 'GET scenarios against baseline GET, POST scenarios against baseline POST',
     },
     scenarios: results,
+    lists: lists ? { rows: listRows, hops: LIST_HOPS, seededMs: lists.seededMs, p99Goals } : null,
+    embedded,
     webhookDelivery: runDelivery
       ? {
           description:
@@ -1224,6 +1545,17 @@ async function main(): Promise<number> {
       `Goal: >= ${DELIVERY_GOAL.deliveriesPerSec} deliveries/s (2 % tolerance) with p50 < ${DELIVERY_GOAL.p50Ms} ms, judged on rounds asking >= ${DELIVERY_GOAL.deliveriesPerSec}/s.`,
     );
   }
+  if (p99Goals.length) {
+    out.push(`Lists at depth (p99 with ${listRows.big.toLocaleString('en-US')} rows <= 1.5 x p99 with ${listRows.small.toLocaleString('en-US')}):`);
+    for (const c of p99Goals) out.push(`  ${c.name}: p99 ${c.p99Small} ms -> ${c.p99Big} ms, x${fmt(c.ratio, 2)}  ${c.met ? 'met' : 'NOT met'}`);
+  }
+  if (embedded) {
+    out.push(
+      `Embedded engine (${embedded.entry}): cold start ${embedded.coldStartMs} ms to /health 200 (goal <= ${embedded.goal.coldStartMs}), ` +
+        `RSS ${embedded.rssMb} MB after ${embedded.requests} requests (peak ${embedded.peakRssMb}; goal <= ${embedded.goal.rssMb}), stopped in ${embedded.stopMs} ms  ${embedded.met ? 'met' : 'NOT met'}`,
+    );
+  }
+  out.push('vs limit: req/s over the matching limit (one_commit_post for writes, one_read_get for reads, bare_post for the replay).');
   for (const r of [...results, ...deliveries]) for (const n of r.notes) out.push(`- ${r.name}: ${n}`);
   out.push(`results written to ${path.relative(process.cwd(), path.join(outDir, 'latest.json')) || 'bench/results/latest.json'}`);
   process.stdout.write(`${out.join('\n')}\n`);
