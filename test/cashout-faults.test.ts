@@ -132,7 +132,7 @@ describe('cash-out fault test: SIGKILL of API processes with cash-outs in flight
     for (const r of rows) perKey.set(r.idempotency_key, (perKey.get(r.idempotency_key) ?? 0) + 1);
     const twins = [...perKey.values()].filter((n) => n > 1).length;
     const accounts = await db.query<{ kind: string; balance: string }>(
-      `SELECT kind, balance FROM ledger_accounts WHERE company_id = $1 AND environment = 'test' AND currency = 'COP'`,
+      `SELECT kind, balance FROM ledger_account_balances WHERE company_id = $1 AND environment = 'test' AND currency = 'COP'`,
       [companyId],
     );
     const bal = (kind: string) => BigInt(accounts.find((a) => a.kind === kind)?.balance ?? '0');

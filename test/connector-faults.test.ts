@@ -60,7 +60,7 @@ describe(
 
     async function liveAvailable(): Promise<bigint> {
       const rows = await db.query<{ balance: string }>(
-        `SELECT balance FROM ledger_accounts WHERE company_id = $1 AND environment = 'live' AND kind = 'company_available' AND currency = 'COP'`,
+        `SELECT balance FROM ledger_account_balances WHERE company_id = $1 AND environment = 'live' AND kind = 'company_available' AND currency = 'COP'`,
         [companyId],
       );
       return rows.length ? BigInt(rows[0].balance) : 0n;

@@ -3,6 +3,7 @@ import { toPesos } from '../../platform/money.ts';
 import { emitEvent } from '../../platform/outbox/outbox.ts';
 import { inTenant, type Tenant } from '../../platform/scope.ts';
 import { BALANCE_NOTICE_JOB, BALANCE_NOTICE_WINDOW_MS } from './balance-notices.ts';
+import { ROLL_UP_JOB, rollUp } from './roll-up.ts';
 import { getBalances } from './service.ts';
 
 /**
@@ -11,12 +12,13 @@ import { getBalances } from './service.ts';
  * currency in the last second (else it comes back when the second is over); close the notice —
  * its DELETE waits for every posting that joined it to commit —; read the figures; emit. A job
  * that finds no due notice (another run closed it) does nothing, so a retried or duplicate run
- * emits nothing twice.
+ * emits nothing twice. Then, in a short transaction of its own, the company's accounts in that
+ * currency are rolled up (roll-up.ts): every posting that joined the notice has committed by then.
  */
 export async function sendBalanceNotice(deps: AppDeps, payload: Record<string, unknown>): Promise<void> {
   const scope: Tenant = { companyId: String(payload.company_id), environment: payload.environment === 'live' ? 'live' : 'test' };
   const currency = String(payload.currency);
-  await deps.database.db.transaction().execute(async (trx) => {
+  const rescheduled = await deps.database.db.transaction().execute(async (trx) => {
     const now = deps.clock.now();
     const last = await trx
       .selectFrom('balance_notice_sends')
@@ -28,7 +30,7 @@ export async function sendBalanceNotice(deps: AppDeps, payload: Record<string, u
     const next = last ? new Date(last.sent_at).getTime() + BALANCE_NOTICE_WINDOW_MS : 0;
     if (next > now.getTime()) {
       await deps.jobs.enqueue(trx, BALANCE_NOTICE_JOB, payload, new Date(next));
-      return;
+      return true;
     }
     const closed = await trx
       .deleteFrom('balance_notices')
@@ -37,7 +39,7 @@ export async function sendBalanceNotice(deps: AppDeps, payload: Record<string, u
       .where('due_at', '<=', now)
       .returning('due_at')
       .executeTakeFirst();
-    if (!closed) return;
+    if (!closed) return false;
     const figures = (await getBalances(trx, scope)).find((b) => b.currency === currency) ?? { currency, available: 0n, pending: 0n, held: 0n };
     await emitEvent(
       { ...scope, db: trx, deps },
@@ -50,9 +52,18 @@ export async function sendBalanceNotice(deps: AppDeps, payload: Record<string, u
       .values({ company_id: scope.companyId, environment: scope.environment, currency, sent_at: now })
       .onConflict((oc) => oc.columns(['company_id', 'environment', 'currency']).doUpdateSet({ sent_at: now }))
       .execute();
+    return false;
   });
+  if (!rescheduled) await rollUp(deps.database.db, scope, { currency, now: deps.clock.now() });
+}
+
+/** The job a posting enqueues when it leaves unrolled entries and no balance notice (roll-up.ts). */
+export async function runRollUp(deps: AppDeps, payload: Record<string, unknown>): Promise<void> {
+  const scope: Tenant = { companyId: String(payload.company_id), environment: payload.environment === 'live' ? 'live' : 'test' };
+  await rollUp(deps.database.db, scope, { currency: String(payload.currency), now: deps.clock.now() });
 }
 
 export function registerLedgerJobs(deps: AppDeps): void {
   deps.jobs.register(BALANCE_NOTICE_JOB, (payload) => sendBalanceNotice(deps, payload));
+  deps.jobs.register(ROLL_UP_JOB, (payload) => runRollUp(deps, payload));
 }

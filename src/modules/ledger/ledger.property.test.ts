@@ -98,8 +98,9 @@ describe('ledger (property)', () => {
   const scope = (c: number): LedgerScope => ({ companyId: cos[c].company.id, environment: 'test', deps: h.runtime.deps });
 
   async function actual(): Promise<Map<string, bigint>> {
+    // The exact balances (cached part + entries not rolled up yet), as every reader sees them.
     const rows = await h.runtime.deps.database.db
-      .selectFrom('ledger_accounts')
+      .selectFrom('ledger_account_balances')
       .select(['company_id', 'kind', 'currency', 'balance'])
       .where('company_id', 'in', ids())
       .where('environment', '=', 'test')

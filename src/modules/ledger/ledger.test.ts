@@ -29,10 +29,10 @@ function inTrx<T>(h: Harness, fn: (trx: Transaction<DB>) => Promise<T>): Promise
   return h.runtime.deps.database.db.transaction().execute(fn);
 }
 
-/** Minor units per (kind) of the company in one currency, from the cached balances. */
+/** Minor units per (kind) of the company in one currency: the exact balances (cached + not rolled up yet). */
 async function accounts(h: Harness, co: Company, currency = 'COP', environment: 'test' | 'live' = 'test'): Promise<Record<string, bigint>> {
   const rows = await h.runtime.deps.database.db
-    .selectFrom('ledger_accounts')
+    .selectFrom('ledger_account_balances')
     .select(['kind', 'balance'])
     .where('company_id', '=', co.company.id)
     .where('environment', '=', environment)

@@ -7,6 +7,7 @@ import { prefixedId } from '../../platform/ids.ts';
 import { NON_NEGATIVE, type AccountKind, type LedgerTransactionKind } from './tables.ts';
 import './tables.ts';
 import { FIGURE_KINDS, noteBalanceChange, type BalanceNoticeScope } from './balance-notices.ts';
+import { ROLL_UP_DELAY_MS, ROLL_UP_JOB } from './roll-up.ts';
 import type { Tenant } from '../../platform/scope.ts';
 import { inTenant } from '../../platform/scope.ts';
 
@@ -88,14 +89,34 @@ export class LedgerError extends Error {
 
 const CURRENCY = /^[A-Z]{3}$/;
 
-interface LockedAccount {
+/** An account as a posting knows it: ids only, never its balance (which it does not lock). */
+interface AccountRow {
   id: string;
   companyId: string;
   kind: AccountKind;
   holder: string;
-  balance: bigint;
 }
-type Locked = Map<string, LockedAccount>;
+
+/**
+ * One entry of a posting. `unrolled`: it cannot take its account below zero (a credit of a
+ * non-negative account, any entry of external_clearing, or a debit covered by a credit of the same
+ * call), so it is written to `ledger_unrolled_entries` and its account row is neither locked nor
+ * updated (docs/ledger.md "Hot accounts"). The others are debits that must keep the floor: they
+ * lock their account, fold its unrolled entries and are checked against the exact balance.
+ */
+interface Move {
+  account: AccountRow;
+  amount: bigint;
+  unrolled: boolean;
+}
+
+/**
+ * Debits a posting may leave unrolled, per account (refKey): what a credit to that account,
+ * written unrolled by the same call in the same database transaction, already brought in (a
+ * collection's credit covers its split). The rows of one database transaction commit together,
+ * so the unrolled rows of an account never sum below zero in any snapshot.
+ */
+type Cover = Map<string, bigint>;
 
 const refKey = (companyId: string, kind: AccountKind, holderId = '') => `${companyId}\u0000${kind}\u0000${holderId}`;
 const keyOf = (scope: LedgerScope, ref: AccountRef) => refKey(holder(scope, ref), ref.kind, ref.holder ?? '');
@@ -120,69 +141,6 @@ function checkSource(source: LedgerSource): void {
 
 function checkCurrency(currency: string): void {
   if (!CURRENCY.test(currency)) throw new LedgerError(`currency must be an ISO 4217 code, got ${currency}`);
-}
-
-/**
- * Get-or-create the accounts and row-lock them. Two steps, each in one order (holder, kind), so
- * postings that touch the same accounts never deadlock: INSERT … ON CONFLICT DO NOTHING on the
- * unique key (creates what is missing; waits only for another transaction creating the same
- * account, and takes no lock on existing rows), then SELECT … FOR UPDATE in sorted order.
- * Returns them by holder and kind; accounts already in `into` (locked earlier in this
- * transaction by a helper that posts several transactions) are not asked for again.
- */
-async function lockAccounts(
-  trx: Transaction<DB>,
-  scope: LedgerScope,
-  currency: string,
-  refs: AccountRef[],
-  into: Locked = new Map(),
-): Promise<Locked> {
-  const wanted = new Map<string, { companyId: string; kind: AccountKind; holder: string }>();
-  for (const ref of refs) {
-    const key = keyOf(scope, ref);
-    if (!into.has(key)) wanted.set(key, { companyId: holder(scope, ref), kind: ref.kind, holder: ref.holder ?? '' });
-  }
-  if (wanted.size === 0) return into;
-  const keys = [...wanted.values()].sort((a, b) => (refKey(a.companyId, a.kind, a.holder) < refKey(b.companyId, b.kind, b.holder) ? -1 : 1));
-  const now = scope.deps.clock.now();
-  await trx
-    .insertInto('ledger_accounts')
-    .values(
-      keys.map((k) => ({
-        company_id: k.companyId,
-        environment: scope.environment,
-        id: prefixedId('lac', now.getTime()),
-        kind: k.kind,
-        holder: k.holder,
-        currency,
-        balance: 0n,
-        created_at: now,
-        updated_at: now,
-      })),
-    )
-    .onConflict((oc) => oc.columns(['company_id', 'environment', 'kind', 'currency', 'holder']).doNothing())
-    .execute();
-  const rows = await trx
-    .selectFrom('ledger_accounts')
-    .select(['id', 'company_id', 'kind', 'holder', 'balance'])
-    .where('environment', '=', scope.environment)
-    .where('currency', '=', currency)
-    .where((eb) => eb.or(keys.map((k) => eb.and([eb('company_id', '=', k.companyId), eb('kind', '=', k.kind), eb('holder', '=', k.holder)]))))
-    .orderBy('company_id')
-    .orderBy('kind')
-    .orderBy('holder')
-    .forNoKeyUpdate()
-    .execute();
-  if (rows.length !== keys.length) throw new Error('ledger accounts vanished while being locked');
-  for (const r of rows)
-    into.set(refKey(r.company_id, r.kind, r.holder), {
-      id: r.id,
-      companyId: r.company_id,
-      kind: r.kind,
-      holder: r.holder,
-      balance: BigInt(r.balance),
-    });
-  return into;
 }
 
 async function loadTransaction(
@@ -240,11 +198,18 @@ const KIND_LABEL: Record<AccountKind, string> = {
   external_clearing: 'clearing account',
 };
 
-function insufficient(scope: LedgerScope, account: LockedAccount, needed: bigint, currency: string, kind: LedgerTransactionKind): ApiError {
+function insufficient(
+  scope: LedgerScope,
+  account: AccountRow,
+  balance: bigint,
+  needed: bigint,
+  currency: string,
+  kind: LedgerTransactionKind,
+): ApiError {
   const own = account.companyId === scope.companyId;
   const whose = own ? `The ${currency} ${KIND_LABEL[account.kind]}` : `The receiving company's ${currency} ${KIND_LABEL[account.kind]}`;
   const amounts = own
-    ? ` (${formatAmount(account.balance, currency)}) is less than the ${formatAmount(needed, currency)} this ${kind} needs`
+    ? ` (${formatAmount(balance, currency)}) is less than the ${formatAmount(needed, currency)} this ${kind} needs`
     : ` is less than this ${kind} needs`;
   return new ApiError('insufficient_balance', { message: `${whose}${amounts}.` });
 }
@@ -283,7 +248,7 @@ function postedResult(
   txId: string,
   now: Date,
   entries: { id: string; account_id: string; amount: bigint | string }[],
-  byAccount: Map<string, { companyId: string; kind: AccountKind; holder: string }>,
+  byAccount: Map<string, AccountRow>,
 ): PostedTransaction {
   return {
     id: txId,
@@ -302,52 +267,46 @@ function postedResult(
 }
 
 /**
- * Writes the transaction row (the (kind, source) unique index makes a concurrent duplicate wait
- * for the first and then find it) and its entries in one statement. Null: this (kind, source) was
- * posted before; the caller answers with that one.
+ * Writes the transaction row, all its entries and the unrolled ones in ONE statement. The
+ * transaction row goes first (`ON CONFLICT DO NOTHING` on the (kind, source) unique index: a
+ * concurrent duplicate waits for the first poster and then inserts nothing); the entries in one
+ * INSERT, so the database checks that they sum to zero (migrations/0007_ledger.sql). Null: this
+ * (kind, source) was posted before; the caller answers with that one.
  */
 async function insertTransaction(
   trx: Transaction<DB>,
   scope: LedgerScope,
   input: PostTransactionInput,
-  moves: { accountId: string; amount: bigint }[],
+  moves: Move[],
   now: Date,
-) {
+): Promise<{ txId: string; entries: { id: string; account_id: string; amount: bigint }[] } | null> {
   const txId = prefixedId('ltx', now.getTime());
-  const inserted = await trx
-    .insertInto('ledger_transactions')
-    .values({
-      company_id: scope.companyId,
-      environment: scope.environment,
-      id: txId,
-      kind: input.kind,
-      currency: input.currency,
-      source_type: input.source.type,
-      source_id: input.source.id,
-      created_at: now,
-    })
-    .onConflict((oc) => oc.columns(['company_id', 'environment', 'kind', 'source_type', 'source_id']).doNothing())
-    .returning('id')
-    .executeTakeFirst();
-  if (!inserted) return null;
-  // All entries in one statement: the database checks that they sum to zero (migrations/0007_ledger.sql).
-  const entries = await trx
-    .insertInto('ledger_entries')
-    .values(
-      moves.map((m) => ({
-        company_id: scope.companyId,
-        environment: scope.environment,
-        id: prefixedId('len', now.getTime()),
-        transaction_id: txId,
-        account_id: m.accountId,
-        amount: m.amount,
-        currency: input.currency,
-        created_at: now,
-      })),
-    )
-    .returning(['id', 'account_id', 'amount'])
-    .execute();
-  return { txId, entries };
+  const rows = moves.map((m) => ({ ...m, entryId: prefixedId('len', now.getTime()) }));
+  const entryValues = sql.join(rows.map((r) => sql`(${r.entryId}::text, ${r.account.id}::text, ${r.amount.toString()}::bigint)`));
+  const unrolled = rows.filter((r) => r.unrolled);
+  const unrolledInsert = unrolled.length
+    ? sql`, unrolled AS (
+        INSERT INTO ledger_unrolled_entries (company_id, environment, account_id, entry_id, amount)
+        SELECT v.company_id, ${scope.environment}::text, v.account_id, v.entry_id, v.amount
+          FROM (VALUES ${sql.join(unrolled.map((r) => sql`(${r.account.companyId}::text, ${r.account.id}::text, ${r.entryId}::text, ${r.amount.toString()}::bigint)`))})
+               AS v(company_id, account_id, entry_id, amount)
+         WHERE EXISTS (SELECT 1 FROM tx)
+      )`
+    : sql``;
+  const { rows: entries } = await sql<{ id: string; account_id: string; amount: bigint }>`
+    WITH tx AS (
+      INSERT INTO ledger_transactions (company_id, environment, id, kind, currency, source_type, source_id, created_at)
+      VALUES (${scope.companyId}, ${scope.environment}, ${txId}, ${input.kind}, ${input.currency}, ${input.source.type}, ${input.source.id}, ${now})
+      ON CONFLICT (company_id, environment, kind, source_type, source_id) DO NOTHING
+      RETURNING id
+    ), entries AS (
+      INSERT INTO ledger_entries (company_id, environment, id, transaction_id, account_id, amount, currency, created_at)
+      SELECT ${scope.companyId}::text, ${scope.environment}::text, v.id, tx.id, v.account_id, v.amount, ${input.currency}::text, ${now}::timestamptz
+        FROM tx CROSS JOIN (VALUES ${entryValues}) AS v(id, account_id, amount)
+      RETURNING id, account_id, amount
+    )${unrolledInsert}
+    SELECT id, account_id, amount FROM entries`.execute(trx);
+  return entries.length ? { txId, entries } : null;
 }
 
 /** The transaction already posted for this (kind, source), checked to carry the same entries; null when none. */
@@ -359,16 +318,11 @@ async function alreadyPosted(trx: Transaction<DB>, scope: LedgerScope, input: Po
 }
 
 /**
- * Gets or creates the accounts without locking them: ids only. The account rows are the hot rows
- * of the ledger (every collection of a company touches the same two), so they are locked as late
- * as possible, by the balance update itself (applyBalances).
+ * Gets or creates the accounts without locking them: ids only. Most postings never lock an
+ * account row at all (credits are unrolled); a debit locks its accounts as late as possible
+ * (applyDebits).
  */
-async function accountIds(
-  trx: Transaction<DB>,
-  scope: LedgerScope,
-  currency: string,
-  refs: AccountRef[],
-): Promise<Map<string, { id: string; companyId: string; kind: AccountKind; holder: string }>> {
+async function accountIds(trx: Transaction<DB>, scope: LedgerScope, currency: string, refs: AccountRef[]): Promise<Map<string, AccountRow>> {
   const keys = refs.map((r) => ({ companyId: holder(scope, r), kind: r.kind, holder: r.holder ?? '' }));
   const now = scope.deps.clock.now();
   const find = () =>
@@ -406,102 +360,90 @@ async function accountIds(
 }
 
 /**
- * The cached balances, in one statement that locks the accounts in id order (no deadlock between
- * two postings; NO KEY UPDATE, the lock an UPDATE takes anyway, so the KEY SHARE locks that the
- * entries' foreign keys took on these rows, ours and other postings', never block it) and moves only those that stay within the non-negative rule. An account left out
- * is insufficient_balance; the caller's transaction then rolls back with everything it wrote.
+ * The debits that must keep the floor, after the entries are written: lock their accounts in id
+ * order (one global order, so two postings never deadlock; NO KEY UPDATE, the lock an UPDATE takes
+ * anyway, so the KEY SHARE locks the entries' foreign keys take never block it), then one
+ * statement — with a snapshot taken after the locks — folds each account's unrolled entries into
+ * its cached balance and applies the debits only if every account stays at or above zero. A
+ * refusal is insufficient_balance, measured on the exact balance; the folds it made are kept
+ * (they change no balance) and the caller's transaction rolls back with the entries.
  */
-async function applyBalances(
-  trx: Transaction<DB>,
-  scope: LedgerScope,
-  input: PostTransactionInput,
-  moves: { account: { id: string; companyId: string; kind: AccountKind; holder: string }; amount: bigint }[],
-  now: Date,
-): Promise<void> {
-  const ids = moves.map((m) => m.account.id);
-  const values = sql.join(moves.map((m) => sql`(${m.account.id}::text, ${m.amount.toString()}::bigint)`));
-  const updated = await sql<{ id: string }>`
-    WITH locked AS (SELECT id FROM ledger_accounts WHERE id = ANY(${ids}::text[]) ORDER BY id FOR NO KEY UPDATE)
-    UPDATE ledger_accounts AS a SET balance = a.balance + v.delta, updated_at = ${now}
-      FROM (VALUES ${values}) AS v(id, delta)
-     WHERE a.id = v.id AND a.id IN (SELECT id FROM locked) AND (a.kind = 'external_clearing' OR a.balance + v.delta >= 0)
-     RETURNING a.id`.execute(trx);
-  if (updated.rows.length === moves.length) return;
-  const done = new Set(updated.rows.map((r) => r.id));
-  const short = moves.find((m) => !done.has(m.account.id))!;
-  const row = await trx.selectFrom('ledger_accounts').select('balance').where('id', '=', short.account.id).executeTakeFirstOrThrow();
-  throw insufficient(scope, { ...short.account, balance: BigInt(row.balance) }, -short.amount, input.currency, input.kind);
-}
-
-/** balance.updated: the companies whose figures (available, pending, held) this posting changed get a notice. */
-function noteFigures(trx: Transaction<DB>, scope: LedgerScope, currency: string, moves: { account: { companyId: string; kind: AccountKind } }[]) {
-  return noteBalanceChange(
-    trx,
-    scope,
-    currency,
-    moves.filter((m) => FIGURE_KINDS.has(m.account.kind)).map((m) => m.account.companyId),
-  );
+async function applyDebits(trx: Transaction<DB>, scope: LedgerScope, input: PostTransactionInput, debits: Move[], now: Date): Promise<void> {
+  const ids = debits.map((m) => m.account.id);
+  await sql`SELECT id FROM ledger_accounts WHERE id = ANY(${ids}::text[]) ORDER BY id FOR NO KEY UPDATE`.execute(trx);
+  const keys = sql.join(debits.map((m) => sql`(${m.account.companyId}::text, ${m.account.id}::text)`));
+  const deltas = sql.join(debits.map((m) => sql`(${m.account.id}::text, ${m.amount.toString()}::bigint)`));
+  const { rows } = await sql<{ id: string; folded_balance: bigint; ok: boolean }>`
+    WITH folded AS (
+      DELETE FROM ledger_unrolled_entries u
+       USING (VALUES ${keys}) AS k(company_id, account_id)
+       WHERE u.company_id = k.company_id AND u.environment = ${scope.environment} AND u.account_id = k.account_id
+      RETURNING u.account_id, u.amount
+    ), sums AS (
+      SELECT account_id, sum(amount)::bigint AS total FROM folded GROUP BY account_id
+    ), moves AS (
+      SELECT a.id, (a.balance + COALESCE(s.total, 0))::bigint AS folded_balance, v.delta
+        FROM (VALUES ${deltas}) AS v(id, delta)
+        JOIN ledger_accounts a ON a.id = v.id
+        LEFT JOIN sums s ON s.account_id = v.id
+    ), verdict AS (
+      SELECT bool_and(folded_balance + delta >= 0) AS ok FROM moves
+    )
+    UPDATE ledger_accounts AS a
+       SET balance = m.folded_balance + CASE WHEN verdict.ok THEN m.delta ELSE 0 END, updated_at = ${now}::timestamptz
+      FROM moves m CROSS JOIN verdict
+     WHERE a.id = m.id
+    RETURNING a.id, m.folded_balance, verdict.ok`.execute(trx);
+  if (rows.length !== debits.length) throw new Error('ledger accounts vanished while being debited');
+  if (rows.every((r) => r.ok)) return;
+  const balances = new Map(rows.map((r) => [r.id, BigInt(r.folded_balance)]));
+  const short = debits.find((m) => balances.get(m.account.id)! + m.amount < 0n)!;
+  throw insufficient(scope, short.account, balances.get(short.account.id)!, -short.amount, input.currency, input.kind);
 }
 
 /**
- * postTransaction's work. Without `locked`: accounts by id (no lock), the transaction and its
- * entries, then the balances last (the only locks, held from there to the caller's commit).
- * With `locked` (a helper posting several transactions locked every account first, in one order):
- * the balances are checked against the locked rows.
+ * After the balances: the companies whose figures (available, pending, held) this posting changed
+ * get a balance.updated notice, whose job also rolls their accounts up; a company left with
+ * unrolled entries but no changed figure (a customer wallet and the clearing account only) gets
+ * a roll-up job of its own.
  */
-async function post(trx: Transaction<DB>, scope: LedgerScope, input: PostTransactionInput, locked?: Locked): Promise<PostedTransaction> {
+async function noteFigures(trx: Transaction<DB>, scope: LedgerScope, currency: string, moves: Move[]): Promise<void> {
+  const noticed = new Set(moves.filter((m) => FIGURE_KINDS.has(m.account.kind)).map((m) => m.account.companyId));
+  await noteBalanceChange(trx, scope, currency, noticed);
+  const unnoticed = new Set(moves.filter((m) => m.unrolled && !noticed.has(m.account.companyId)).map((m) => m.account.companyId));
+  const due = new Date(scope.deps.clock.now().getTime() + ROLL_UP_DELAY_MS);
+  for (const companyId of unnoticed)
+    await scope.deps.jobs.enqueue(trx, ROLL_UP_JOB, { company_id: companyId, environment: scope.environment, currency }, due);
+}
+
+/**
+ * postTransaction's work: accounts by id (no lock); the transaction, its entries and the unrolled
+ * ones in one statement; then, only when the posting has debits that must keep the floor, their
+ * accounts are locked, folded and checked (applyDebits) — the only locks, held to the caller's
+ * commit. `cover`: debits this call may leave unrolled (see Cover); what they use is taken off it.
+ */
+async function post(trx: Transaction<DB>, scope: LedgerScope, input: PostTransactionInput, cover?: Cover): Promise<PostedTransaction> {
   validateInput(scope, input);
   const now = scope.deps.clock.now();
-  if (!locked) {
-    const accounts = await accountIds(
-      trx,
-      scope,
-      input.currency,
-      input.entries.map((e) => e.account),
-    );
-    const moves = input.entries.map((e) => ({ account: accounts.get(keyOf(scope, e.account))!, amount: e.amount }));
-    const written = await insertTransaction(
-      trx,
-      scope,
-      input,
-      moves.map((m) => ({ accountId: m.account.id, amount: m.amount })),
-      now,
-    );
-    if (!written) return (await alreadyPosted(trx, scope, input))!;
-    await applyBalances(trx, scope, input, moves, now);
-    await noteFigures(trx, scope, input.currency, moves);
-    return postedResult(scope, input, written.txId, now, written.entries, new Map(moves.map((m) => [m.account.id, m.account])));
-  }
-  // Locks first: a second poster of the same event waits here and then finds the first's
-  // transaction below, so a duplicate never touches a balance.
-  const accounts = await lockAccounts(
+  const accounts = await accountIds(
     trx,
     scope,
     input.currency,
     input.entries.map((e) => e.account),
-    locked,
   );
-  const existing = await alreadyPosted(trx, scope, input);
-  if (existing) return existing;
-  const moves = input.entries.map((e) => ({ account: accounts.get(keyOf(scope, e.account))!, amount: e.amount }));
-  for (const m of moves) {
-    if (NON_NEGATIVE.includes(m.account.kind) && m.account.balance + m.amount < 0n)
-      throw insufficient(scope, m.account, -m.amount, input.currency, input.kind);
-  }
-  const written = await insertTransaction(
-    trx,
-    scope,
-    input,
-    moves.map((m) => ({ accountId: m.account.id, amount: m.amount })),
-    now,
-  );
-  // Posted meanwhile by a transaction that locked other accounts: the same answer as above.
+  const used: [string, bigint][] = [];
+  const moves: Move[] = input.entries.map((e) => {
+    const key = keyOf(scope, e.account);
+    const covered = e.amount < 0n && (cover?.get(key) ?? 0n) >= -e.amount;
+    if (covered) used.push([key, -e.amount]);
+    const unrolled = e.account.kind === 'external_clearing' || !NON_NEGATIVE.includes(e.account.kind) || e.amount > 0n || covered;
+    return { account: accounts.get(key)!, amount: e.amount, unrolled };
+  });
+  const written = await insertTransaction(trx, scope, input, moves, now);
   if (!written) return (await alreadyPosted(trx, scope, input))!;
-  const values = sql.join(moves.map((m) => sql`(${m.account.id}::text, ${m.amount.toString()}::bigint)`));
-  await sql`UPDATE ledger_accounts AS a SET balance = a.balance + v.delta, updated_at = ${now} FROM (VALUES ${values}) AS v(id, delta) WHERE a.id = v.id`.execute(
-    trx,
-  );
-  for (const m of moves) m.account.balance += m.amount;
+  for (const [key, amount] of used) cover!.set(key, cover!.get(key)! - amount);
+  const debits = moves.filter((m) => !m.unrolled);
+  if (debits.length) await applyDebits(trx, scope, input, debits, now);
   await noteFigures(trx, scope, input.currency, moves);
   return postedResult(scope, input, written.txId, now, written.entries, new Map(moves.map((m) => [m.account.id, m.account])));
 }
@@ -509,10 +451,12 @@ async function post(trx: Transaction<DB>, scope: LedgerScope, input: PostTransac
 /**
  * Posts one balanced transaction inside the caller's database transaction: checks that the
  * entries sum to zero (bigint minor units, none zero, each account once), gets or creates the
- * accounts, locks them in one order, refuses to take a company's available, pending or wallet
- * balance below zero (ApiError `insufficient_balance`, 422 10010), writes the transaction, its
- * entries and the cached balances. The same (kind, source) posts once: posting it again returns
- * the first transaction with `created: false` (a LedgerError when the entries differ — a bug).
+ * accounts, refuses to take a company's available, pending, held or wallet balance below zero
+ * (ApiError `insufficient_balance`, 422 10010; the caller's transaction must then roll back, as
+ * every caller's does by letting the error through), writes the transaction and its entries and
+ * moves the balances: credits unrolled (no lock), floor-keeping debits under their accounts' row
+ * locks. The same (kind, source) posts once: posting it again returns the first transaction with
+ * `created: false` (a LedgerError when the entries differ — a bug).
  */
 export async function postTransaction(trx: Transaction<DB>, scope: LedgerScope, input: PostTransactionInput): Promise<PostedTransaction> {
   return post(trx, scope, input);
@@ -536,6 +480,14 @@ function checkSplits(scope: LedgerScope, amount: bigint, splits: SplitShare[]): 
   return splits.filter((s) => s.amount > 0n);
 }
 
+/**
+ * What a posting just credited to the company's available balance, as cover for the split that
+ * follows it in the same call (none when the posting was already there: that money may be gone).
+ */
+function availableCover(scope: LedgerScope, posted: PostedTransaction, amount: bigint): Cover {
+  return new Map(posted.created ? [[refKey(scope.companyId, 'company_available'), amount]] : []);
+}
+
 /** Moves the shares from the company's available balance to the wallets (one `split` transaction). */
 async function postSplits(
   trx: Transaction<DB>,
@@ -543,7 +495,7 @@ async function postSplits(
   currency: string,
   source: LedgerSource,
   shares: SplitShare[],
-  locked: Locked | undefined,
+  cover: Cover,
 ): Promise<PostedTransaction | null> {
   if (shares.length === 0) return null;
   const total = shares.reduce((sum, s) => sum + s.amount, 0n);
@@ -559,7 +511,7 @@ async function postSplits(
         ...shares.map((s) => ({ account: { kind: 'wallet' as const, companyId: s.walletCompanyId }, amount: s.amount })),
       ],
     },
-    locked,
+    cover,
   );
 }
 
@@ -578,7 +530,8 @@ export interface CollectionInput {
  * A collection: the payer's money enters (external_clearing → company_available, or
  * company_pending with `pending`), then, when there are splits, a `split` transaction with the same
  * source moves each share to the receiving company's wallet. Splits of pending money are passed to
- * settlePending instead (a LedgerError here).
+ * settlePending instead (a LedgerError here). Takes no lock on any account: every entry is
+ * unrolled, the split's debit covered by the collection's credit.
  */
 export async function recordCollection(
   trx: Transaction<DB>,
@@ -590,36 +543,23 @@ export async function recordCollection(
   const shares = checkSplits(scope, input.amount, input.splits ?? []);
   if (input.pending && shares.length) throw new LedgerError('splits of pending money are made when it settles: pass them to settlePending');
   const target: AccountKind = input.pending ? 'company_pending' : 'company_available';
-  // With splits, every account of both transactions is locked together first, in the one order;
-  // a plain collection locks its two accounts last, by the balance update (the hot path).
-  const locked = shares.length
-    ? await lockAccounts(trx, scope, input.currency, [
-        { kind: 'external_clearing' },
-        { kind: target },
-        ...shares.map((s) => ({ kind: 'wallet' as const, companyId: s.walletCompanyId })),
-      ])
-    : undefined;
-  const collection = await post(
-    trx,
-    scope,
-    {
-      kind: 'collection',
-      currency: input.currency,
-      source: input.source,
-      entries: [
-        { account: { kind: 'external_clearing' }, amount: -input.amount },
-        { account: { kind: target }, amount: input.amount },
-      ],
-    },
-    locked,
-  );
-  const split = await postSplits(trx, scope, input.currency, input.source, shares, locked);
+  const collection = await post(trx, scope, {
+    kind: 'collection',
+    currency: input.currency,
+    source: input.source,
+    entries: [
+      { account: { kind: 'external_clearing' }, amount: -input.amount },
+      { account: { kind: target }, amount: input.amount },
+    ],
+  });
+  const split = await postSplits(trx, scope, input.currency, input.source, shares, availableCover(scope, collection, input.amount));
   return { collection, split };
 }
 
 /**
  * Pending money becomes available (company_pending → company_available, a `settlement`), then the
- * splits, as in recordCollection. Settling more than is pending is `insufficient_balance`.
+ * splits, as in recordCollection. Settling more than is pending is `insufficient_balance`. Locks
+ * only the pending account (the debit).
  */
 export async function settlePending(
   trx: Transaction<DB>,
@@ -629,26 +569,16 @@ export async function settlePending(
   checkAmount(input.amount);
   checkCurrency(input.currency);
   const shares = checkSplits(scope, input.amount, input.splits ?? []);
-  const locked = await lockAccounts(trx, scope, input.currency, [
-    { kind: 'company_pending' },
-    { kind: 'company_available' },
-    ...shares.map((s) => ({ kind: 'wallet' as const, companyId: s.walletCompanyId })),
-  ]);
-  const settlement = await post(
-    trx,
-    scope,
-    {
-      kind: 'settlement',
-      currency: input.currency,
-      source: input.source,
-      entries: [
-        { account: { kind: 'company_pending' }, amount: -input.amount },
-        { account: { kind: 'company_available' }, amount: input.amount },
-      ],
-    },
-    locked,
-  );
-  const split = await postSplits(trx, scope, input.currency, input.source, shares, locked);
+  const settlement = await post(trx, scope, {
+    kind: 'settlement',
+    currency: input.currency,
+    source: input.source,
+    entries: [
+      { account: { kind: 'company_pending' }, amount: -input.amount },
+      { account: { kind: 'company_available' }, amount: input.amount },
+    ],
+  });
+  const split = await postSplits(trx, scope, input.currency, input.source, shares, availableCover(scope, settlement, input.amount));
   return { settlement, split };
 }
 
@@ -796,10 +726,10 @@ export async function depositToCustomerWallet(
   });
 }
 
-/** A customer's wallet balance in minor units (0 when it never held money). */
+/** A customer's wallet balance in minor units (0 when it never held money); exact, unrolled credits included. */
 export async function customerWalletBalance(db: Executor, scope: Tenant, customerId: string, currency = 'COP'): Promise<bigint> {
   const row = await db
-    .selectFrom('ledger_accounts')
+    .selectFrom('ledger_account_balances')
     .select('balance')
     .$call(inTenant(scope))
     .where('kind', '=', 'customer_wallet')
@@ -809,10 +739,10 @@ export async function customerWalletBalance(db: Executor, scope: Tenant, custome
   return row ? BigInt(row.balance) : 0n;
 }
 
-/** The company's own available balance in minor units (what a cash-out of the balance can hold; 0 when none). */
+/** The company's own available balance in minor units (what a cash-out of the balance can hold; 0 when none); exact. */
 export async function companyAvailableBalance(db: Executor, scope: Tenant, currency = 'COP'): Promise<bigint> {
   const row = await db
-    .selectFrom('ledger_accounts')
+    .selectFrom('ledger_account_balances')
     .select('balance')
     .$call(inTenant(scope))
     .where('currency', '=', currency)
@@ -840,10 +770,13 @@ export interface Balance {
   held: bigint;
 }
 
-/** The company's balances per currency (COP always listed), from the accounts' balances. */
+/**
+ * The company's balances per currency (COP always listed): exact sums of the entries, read in one
+ * statement from `ledger_account_balances` (cached balance + entries not rolled up yet).
+ */
 export async function getBalances(db: Executor, scope: { companyId: string; environment: Environment }): Promise<Balance[]> {
   const rows = await db
-    .selectFrom('ledger_accounts')
+    .selectFrom('ledger_account_balances')
     .select(['currency', 'kind', 'balance'])
     .$call(inTenant(scope))
     .where('kind', 'in', ['company_available', 'company_pending', 'company_held', 'wallet'])
@@ -862,16 +795,20 @@ export async function getBalances(db: Executor, scope: { companyId: string; envi
 export interface LedgerAudit {
   /** Transactions whose entries do not sum to zero, or that have fewer than two entries. */
   unbalanced: string[];
-  /** Accounts whose cached balance differs from the sum of their entries. */
+  /**
+   * Accounts whose balance (cached + unrolled) differs from the sum of their entries, or with an
+   * unrolled row that is not one of their entries (`balance`: cached + unrolled).
+   */
   mismatched: { account_id: string; balance: bigint; entries: bigint }[];
-  /** Accounts of a non-negative kind below zero. */
+  /** Accounts of a non-negative kind below zero (the exact balance or its cached part). */
   negative: string[];
 }
 
 /**
  * Checks the ledger's invariants (for tests and operators): every transaction balanced, every
- * cached balance equal to the sum of its entries, no non-negative account below zero. Limited to
- * the given companies' books when `companyIds` is set.
+ * balance — cached part plus unrolled entries — equal to the sum of its entries and every unrolled
+ * row one of the account's entries, no non-negative account below zero. Limited to the given
+ * companies' books when `companyIds` is set. One statement per check, each on one snapshot.
  */
 export async function auditLedger(db: Executor, companyIds?: string[]): Promise<LedgerAudit> {
   if (companyIds && companyIds.length === 0) return { unbalanced: [], mismatched: [], negative: [] };
@@ -882,15 +819,20 @@ export async function auditLedger(db: Executor, companyIds?: string[]): Promise<
     WHERE t.company_id ${ids}
     GROUP BY t.id HAVING COALESCE(SUM(e.amount), 0) <> 0 OR COUNT(e.id) < 2`.execute(db);
   const mismatched = await sql<{ account_id: string; balance: bigint; entries: bigint }>`
-    SELECT a.id AS account_id, a.balance, COALESCE(SUM(e.amount), 0)::bigint AS entries FROM ledger_accounts a
-    LEFT JOIN ledger_entries e ON e.account_id = a.id
-    WHERE a.company_id ${ids}
-    GROUP BY a.id, a.balance HAVING a.balance <> COALESCE(SUM(e.amount), 0)`.execute(db);
+    SELECT a.id AS account_id, a.balance,
+           (SELECT COALESCE(SUM(e.amount), 0) FROM ledger_entries e WHERE e.account_id = a.id)::bigint AS entries
+      FROM ledger_account_balances a
+     WHERE a.company_id ${ids}
+       AND (a.balance <> (SELECT COALESCE(SUM(e.amount), 0) FROM ledger_entries e WHERE e.account_id = a.id)
+            OR EXISTS (SELECT 1 FROM ledger_unrolled_entries u
+                        WHERE u.company_id = a.company_id AND u.environment = a.environment AND u.account_id = a.id
+                          AND NOT EXISTS (SELECT 1 FROM ledger_entries e
+                                           WHERE e.id = u.entry_id AND e.account_id = u.account_id AND e.amount = u.amount)))`.execute(db);
   const negative = await db
-    .selectFrom('ledger_accounts')
+    .selectFrom('ledger_account_balances')
     .select('id')
     .where('kind', 'in', [...NON_NEGATIVE])
-    .where('balance', '<', 0n)
+    .where((eb) => eb.or([eb('balance', '<', 0n), eb('rolled_up_balance', '<', 0n)]))
     .$if(!!companyIds, (q) => q.where('company_id', 'in', companyIds!))
     .execute();
   return {

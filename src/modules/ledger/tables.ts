@@ -35,6 +35,10 @@ export interface LedgerAccountsTable {
   /** The customer of a `customer_wallet` account; '' for the company's own accounts. */
   holder: ColumnType<string, string | undefined, never>;
   currency: string;
+  /**
+   * The ROLLED-UP part of the balance (migrations/0036): the exact balance adds the account's
+   * `ledger_unrolled_entries`. Read balances from `ledger_account_balances` (or the service).
+   */
   balance: ColumnType<bigint, bigint | undefined, bigint>;
   created_at: Timestamp;
   updated_at: Timestamp;
@@ -63,9 +67,39 @@ export interface LedgerEntriesTable {
   created_at: Timestamp;
 }
 
+/**
+ * An entry not rolled up into its account's cached balance yet (migrations/0036): credits (and
+ * every clearing entry) are written here instead of updating the account row, so they take no
+ * lock on it; the roll-up folds them into `ledger_accounts.balance` and deletes them.
+ */
+export interface LedgerUnrolledEntriesTable {
+  /** The account's company (a split's wallet: the receiving company). */
+  company_id: string;
+  environment: Environment;
+  account_id: string;
+  entry_id: string;
+  amount: bigint;
+}
+
+/** The view `ledger_account_balances`: every account with its exact balance (rolled up + unrolled). */
+export interface LedgerAccountBalancesView {
+  company_id: ColumnType<string, never, never>;
+  environment: ColumnType<Environment, never, never>;
+  id: ColumnType<string, never, never>;
+  kind: ColumnType<AccountKind, never, never>;
+  holder: ColumnType<string, never, never>;
+  currency: ColumnType<string, never, never>;
+  /** The exact balance: the sum of the account's entries. */
+  balance: ColumnType<bigint, never, never>;
+  /** `ledger_accounts.balance`, the part already rolled up. */
+  rolled_up_balance: ColumnType<bigint, never, never>;
+}
+
 declare module '../../platform/db/schema.ts' {
   interface DB {
     ledger_accounts: LedgerAccountsTable;
+    ledger_unrolled_entries: LedgerUnrolledEntriesTable;
+    ledger_account_balances: LedgerAccountBalancesView;
     ledger_transactions: LedgerTransactionsTable;
     ledger_entries: LedgerEntriesTable;
   }
