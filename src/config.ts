@@ -98,6 +98,8 @@ export interface Config {
   /** E-mail rail: SMTP through nodemailer when set, otherwise the in-memory sandbox. */
   smtpUrl: string | undefined;
   smtpFrom: string;
+  /** Lists (docs/lists.md): `total` is counted exactly up to this many matching rows; beyond it `total` is null. */
+  listCountCap: number;
 }
 
 // About 3 days in all: PRODUCT.md's example schedule, as offsets from the event.
@@ -251,5 +253,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: trustProxy(env),
     pagesSecret: env.PAGES_SECRET || undefined,
     ...railsConfig(env),
+    listCountCap: int(env, 'LIST_COUNT_CAP', 10_000, 1),
   };
 }

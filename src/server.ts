@@ -14,8 +14,10 @@ import { importRanges } from './modules/fiscal/import-ranges.ts';
 import { JobOperatorError, listJobs, retryJob } from './platform/jobs/operator.ts';
 import { testClockOperator } from './modules/test-clocks/operator.ts';
 import { reviewOnboarding } from './modules/onboarding/service.ts';
+import { configureLists } from './platform/lists/lists.ts';
 
 export async function createHttpApp(runtime: Runtime): Promise<{ app: FastifyInstance; routes: RouteInfo[]; keys: KeyResolver }> {
+  configureLists(runtime.deps.config);
   const built = await buildApp(runtime.deps, modules);
   for (const register of pages) await register(built.app, runtime.deps);
   await built.app.ready();
