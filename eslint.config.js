@@ -7,7 +7,7 @@ const noTestImports = { group: ['**/test/**', '../**/test/*'], message: 'applica
 const noModules = { group: ['**/modules/**', '**/pages/**'], message: 'this layer does not depend on domain modules or pages' };
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'data/**', '.ci/**'] },
+  { ignores: ['node_modules/**', 'data/**', '.ci/**', 'dist/**'] },
   ...tseslint.configs.recommended,
   {
     rules: {

@@ -1,6 +1,5 @@
 #!/usr/bin/env node
-// The operator CLI; TypeScript sources run through tsx, as `npm start` does.
-import { register } from 'tsx/esm/api';
+// The operator CLI: dist/cli/main.js, or the sources when they changed since the build (bin/entry.mjs).
+import { runEntry } from './entry.mjs';
 
-register();
-await import('../src/cli/main.ts');
+await runEntry('cli/main');
