@@ -1,6 +1,7 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import path from 'node:path';
+import { parseKey } from './platform/secrets.ts';
 
 /** Every environment variable the service reads, parsed and validated in one place. */
 export interface Config {
@@ -49,13 +50,15 @@ export interface Config {
   /** Connectors: how long a process keeps a company's connector settings before reading them again. */
   connectorSettingsTtlMs: number;
   /**
-   * Encrypts connector secrets at rest (AES-256-GCM; docs/connectors.md "Secrets"). SECRETS_KEY:
-   * 32 bytes as 64 hex characters or base64. Unset: a fixed development key, except with
-   * NODE_ENV=production, where connectors cannot be configured until it is set (null).
+   * Seals secrets at rest (AES-256-GCM; docs/operations.md "Secrets at rest"). SECRETS_KEY: 32
+   * bytes as 64 hex characters or base64; null when unset, and the runtime picks the key
+   * (src/platform/secrets.ts resolveKeyring: the data directory's key file, or refusal in production).
    */
   secretsKey: Buffer | null;
   /** SECRETS_KEY_PREVIOUS: the key before a rotation, still accepted for reading. */
   secretsKeyPrevious: Buffer | null;
+  /** NODE_ENV=production: stricter defaults (no development secrets key, no private test webhooks). */
+  production: boolean;
   /** Wompi's base URLs (WOMPI_SANDBOX_URL, WOMPI_PRODUCTION_URL): the documented ones unless an operator points them at a proxy or a fake. */
   wompiUrls: { sandbox: string; production: string };
   /** Wompi's Third-Party Payments API (the payout rail), a host apart. */
@@ -156,17 +159,6 @@ function railsConfig(env: NodeJS.ProcessEnv) {
   };
 }
 
-/** The development key (never for production: anyone can read this line). */
-const DEVELOPMENT_SECRETS_KEY = createHash('sha256').update('recaudo development secrets key').digest();
-
-function secretsKey(raw: string | undefined, name: string): Buffer | null {
-  const text = (raw ?? '').trim();
-  if (!text) return null;
-  const key = /^[0-9a-f]{64}$/i.test(text) ? Buffer.from(text, 'hex') : Buffer.from(text, 'base64');
-  if (key.length !== 32) throw new Error(`${name} must be 32 bytes: 64 hex characters or base64`);
-  return key;
-}
-
 function cardDataSecret(env: NodeJS.ProcessEnv): string {
   const raw = env.CARD_DATA_SECRET;
   if (raw === undefined || raw === '') return randomBytes(32).toString('hex');
@@ -228,8 +220,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     railCallTimeoutMs: int(env, 'RAIL_CALL_TIMEOUT_MS', 20_000, 100),
     connectorPollAfterMs: int(env, 'CONNECTOR_POLL_AFTER_MS', 60_000, 0),
     connectorSettingsTtlMs: int(env, 'CONNECTOR_SETTINGS_TTL_MS', 5_000, 0),
-    secretsKey: secretsKey(env.SECRETS_KEY, 'SECRETS_KEY') ?? (env.NODE_ENV === 'production' ? null : DEVELOPMENT_SECRETS_KEY),
-    secretsKeyPrevious: secretsKey(env.SECRETS_KEY_PREVIOUS, 'SECRETS_KEY_PREVIOUS'),
+    secretsKey: parseKey(env.SECRETS_KEY, 'SECRETS_KEY'),
+    secretsKeyPrevious: parseKey(env.SECRETS_KEY_PREVIOUS, 'SECRETS_KEY_PREVIOUS'),
+    production: env.NODE_ENV === 'production',
     wompiUrls: {
       sandbox: env.WOMPI_SANDBOX_URL || 'https://sandbox.wompi.co/v1',
       production: env.WOMPI_PRODUCTION_URL || 'https://production.wompi.co/v1',

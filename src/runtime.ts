@@ -14,7 +14,9 @@ import { renderFiscalPdf } from './documents/dian/pdf.ts';
 import { dianConfigFromProfile } from './modules/fiscal/dian-config.ts';
 import { readConnectorSettings } from './modules/connectors/settings.ts';
 import type { AppDeps } from './platform/context.ts';
-import { seedCatalogues, registerJobHandlers } from './modules/index.ts';
+import { seedCatalogues, registerJobHandlers, sealedColumns } from './modules/index.ts';
+import { resolveKeyring, type Keyring } from './platform/secrets.ts';
+import { PLATFORM_SEALED_COLUMNS, resealColumns } from './platform/secret-columns.ts';
 
 export class DataDirBusyError extends Error {
   constructor(
@@ -58,20 +60,37 @@ export function createLogger(config: Config, name = 'recaudo', destination?: pin
   return destination ? pino(options, destination) : pino(options);
 }
 
+function logSecretsKey(logger: Logger, secrets: Keyring & { created?: boolean }): void {
+  if (secrets.source === 'file' && secrets.created)
+    logger.warn(
+      { file: secrets.file },
+      'generated a secrets key in the data directory (mode 0600): back it up apart from the data, or set SECRETS_KEY (docs/operations.md)',
+    );
+  if (secrets.source === 'development')
+    logger.warn(
+      'SECRETS_KEY is not set: secrets are sealed with the PUBLIC development key. Fine for development and tests; set SECRETS_KEY anywhere else (with NODE_ENV=production this refuses to start)',
+    );
+}
+
 /** Opens the database (locking an embedded data directory), applies migrations and seeds catalogues. */
 export async function createRuntime(
   config: Config,
-  opts: { role: LockInfo['role']; socket?: string; logger?: Logger; clock?: Clock; database?: Database } = { role: 'server' },
+  opts: { role: LockInfo['role']; socket?: string; logger?: Logger; clock?: Clock; database?: Database; secrets?: Keyring } = { role: 'server' },
 ): Promise<Runtime> {
   const logger = opts.logger ?? createLogger(config);
   let releaseLock = () => {};
-  if (!opts.database && !config.databaseUrl) {
+  const ownsDataDir = !opts.database && !config.databaseUrl;
+  if (ownsDataDir) {
     const lock = acquireLock(config.dataDir, { pid: process.pid, role: opts.role, socket: opts.socket });
     if (!lock.ok) throw new DataDirBusyError(config.dataDir, lock.holder);
     releaseLock = lock.release;
   }
   let database: Database;
+  let secrets: Keyring;
   try {
+    // Before the database opens: PostgreSQL in production without SECRETS_KEY refuses to start.
+    secrets = opts.secrets ?? resolveKeyring(config, ownsDataDir ? config.dataDir : null);
+    logSecretsKey(logger, secrets);
     database =
       opts.database ??
       (await openDatabase({
@@ -88,6 +107,13 @@ export async function createRuntime(
       }));
     await migrate(database, (msg) => logger.info(msg));
     await seedCatalogues(database);
+    // Clear values written before sealing existed (an upgrade): sealed once, then never found again.
+    const sealed = await resealColumns(database.db, [...sealedColumns, ...PLATFORM_SEALED_COLUMNS], secrets, {
+      onlyClear: true,
+      now: (opts.clock ?? systemClock).now(),
+    });
+    const count = sealed.reduce((n, r) => n + r.sealed, 0);
+    if (count) logger.info({ sealed: sealed.filter((r) => r.sealed) }, `sealed ${count} secret(s) stored in clear by an earlier release`);
   } catch (error) {
     releaseLock();
     throw error;
@@ -109,8 +135,8 @@ export async function createRuntime(
   });
   const rails = createRails(config, logger, {
     clock,
-    dianConfig: (companyId, environment) => dianConfigFromProfile(database.db, companyId, environment),
-    connectorSettings: (scope) => readConnectorSettings({ config }, scope.db ?? database.db, scope),
+    dianConfig: (companyId, environment) => dianConfigFromProfile(database.db, secrets, companyId, environment),
+    connectorSettings: (scope) => readConnectorSettings({ config, secrets }, scope.db ?? database.db, scope),
     observeConnector: (connector, call) => {
       connectorCalls.inc({ connector, operation: call.operation, outcome: call.outcome });
       connectorLatency.observe(call.ms / 1000, { connector, operation: call.operation });
@@ -126,6 +152,7 @@ export async function createRuntime(
     metrics,
     rails,
     documents,
+    secrets,
     transitions: new TransitionListeners(),
     eventSinks: new EventSinks(),
   };

@@ -54,8 +54,8 @@ export function startControlSocket(runtime: Runtime, socketPath: string, keys: K
         keys.forget();
         return send(200, out);
       }
-      if (req.method === 'POST' && req.url === '/fiscal-profile/show') return send(200, await showFiscalProfile(db, input));
-      if (req.method === 'POST' && req.url === '/fiscal-profile/set') return send(200, await setFiscalProfile(db, input, now));
+      if (req.method === 'POST' && req.url === '/fiscal-profile/show') return send(200, await showFiscalProfile(db, runtime.deps.secrets, input));
+      if (req.method === 'POST' && req.url === '/fiscal-profile/set') return send(200, await setFiscalProfile(db, runtime.deps.secrets, input, now));
       if (req.method === 'POST' && req.url === '/fiscal/import-ranges') return send(200, await importRanges(db, input, runtime.deps));
       if (req.method === 'POST' && req.url === '/connectors/show') return send(200, await showConnector(runtime.deps, db, input));
       if (req.method === 'POST' && req.url === '/connectors/set') {

@@ -13,6 +13,7 @@ import { setAllowedOriginsOperator } from '../modules/companies/operator.ts';
 import { JobOperatorError, listJobs, retryJob, type JobView } from '../platform/jobs/operator.ts';
 import { testClockOperator, type TestClockCommand } from '../modules/test-clocks/operator.ts';
 import { reviewOnboarding } from '../modules/onboarding/service.ts';
+import { runSecretsCommand, SecretsCommandError } from './secrets.ts';
 
 const USAGE = `recaudo — operator commands
 
@@ -48,6 +49,13 @@ const USAGE = `recaudo — operator commands
   recaudo jobs list [--dead] [--kind KIND] [--limit N] [--json]
                                  background jobs (--dead: out of attempts, never run again by themselves)
   recaudo jobs retry ID [--json] put a dead job back in the queue, due now, with fresh attempts
+  recaudo secrets status [--json]  which key seals secrets at rest, and how many values are under each key
+  recaudo secrets seal [--batch-size N] [--json]
+                                 seal every secret not under the current key (clear values, SECRETS_KEY_PREVIOUS)
+  recaudo secrets rotate-key [--new-key-file PATH] [--batch-size N] [--json]
+                                 re-seal every secret under SECRETS_KEY_NEW (or the file; embedded default: a new
+                                 key file), progress on stderr (docs/operations.md "Secrets at rest")
+  recaudo secrets generate-key   print a new random key for SECRETS_KEY
   recaudo migrate
   recaudo worker                 run only the background workers
 
@@ -106,6 +114,10 @@ async function run(argv: string[]): Promise<void> {
   if (group === 'worker') {
     process.argv[2] = 'worker';
     await import('../main.ts');
+    return;
+  }
+  if (group === 'secrets') {
+    process.exitCode = await runSecretsCommand(action, rest);
     return;
   }
   if (group === 'migrate') {
@@ -241,7 +253,7 @@ async function run(argv: string[]): Promise<void> {
     if (values.env !== 'test' && values.env !== 'live') throw new UsageError('--env must be test or live');
     const command = { company: values.company, env: values.env };
     if (action === 'show') {
-      const out = await withDatabase('/fiscal-profile/show', command, (deps) => showFiscalProfile(deps.database.db, command));
+      const out = await withDatabase('/fiscal-profile/show', command, (deps) => showFiscalProfile(deps.database.db, deps.secrets, command));
       print(!!values.json, out, JSON.stringify(out.profile, null, 2));
       return;
     }
@@ -287,7 +299,7 @@ async function run(argv: string[]): Promise<void> {
       profile.certificate = bytes.toString('base64');
     }
     const input = { ...command, profile };
-    const out = await withDatabase('/fiscal-profile/set', input, (deps) => setFiscalProfile(deps.database.db, input, deps.clock.now()));
+    const out = await withDatabase('/fiscal-profile/set', input, (deps) => setFiscalProfile(deps.database.db, deps.secrets, input, deps.clock.now()));
     print(!!values.json, out, `fiscal profile of ${out.company.id} (${out.environment}) saved\n${JSON.stringify(out.profile, null, 2)}`);
     return;
   }
@@ -446,11 +458,15 @@ async function run(argv: string[]): Promise<void> {
 
 run(process.argv.slice(2)).then(
   () => {
-    if (process.argv[2] !== 'worker') process.exit(0);
+    if (process.argv[2] !== 'worker') process.exit(); // process.exitCode when a command set one
   },
   (error) => {
     const known =
-      error instanceof UsageError || error instanceof OperatorInputError || error instanceof DataDirBusyError || error instanceof JobOperatorError;
+      error instanceof UsageError ||
+      error instanceof OperatorInputError ||
+      error instanceof DataDirBusyError ||
+      error instanceof JobOperatorError ||
+      error instanceof SecretsCommandError;
     const message = (error as Error).message ?? String(error);
     process.stderr.write(`recaudo: ${known ? message : ((error as Error).stack ?? message)}\n`);
     if (error instanceof UsageError) process.stderr.write(`\n${USAGE}\n`);

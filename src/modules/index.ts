@@ -1,6 +1,11 @@
 import type { AppDeps } from '../platform/context.ts';
 import type { Database } from '../platform/db/database.ts';
 import type { ModuleRegistrar } from '../platform/http/app.ts';
+import type { SealedColumns } from '../platform/secret-columns.ts';
+import { SEALED_COLUMNS as webhookSecrets } from './webhooks/tables.ts';
+import { SEALED_COLUMNS as flowSecrets } from './flows/tables.ts';
+import { SEALED_COLUMNS as fiscalSecrets } from './fiscal/tables.ts';
+import { SEALED_COLUMNS as connectorSecrets } from './connectors/tables.ts';
 import { accountRoutes } from './accounts/routes.ts';
 import { registerAccountJobs } from './accounts/service.ts';
 import { bankRoutes } from './banks/routes.ts';
@@ -74,6 +79,9 @@ export const modules: ModuleRegistrar[] = [
   onboardingRoutes,
   disputeRoutes,
 ];
+
+/** Every module's columns of secrets sealed at rest (the seal and rotation passes, src/platform/secret-columns.ts). */
+export const sealedColumns: SealedColumns[] = [...webhookSecrets, ...flowSecrets, ...fiscalSecrets, ...connectorSecrets];
 
 /** Payer-facing HTML pages (hosted payment page, payment portal), outside /v1 and without an API key. */
 export const pages: ModuleRegistrar[] = [payerPages];

@@ -10,6 +10,7 @@ import type { TransitionListeners } from './transitions.ts';
 import type { EventSinks } from './outbox/outbox.ts';
 import type { ClockBinding, JobQueue } from './jobs/queue.ts';
 import type { MetricsRegistry } from './metrics.ts';
+import type { Keyring } from './secrets.ts';
 
 /** Process-wide dependencies, built once in main.ts (or by the test harness). */
 export interface AppDeps {
@@ -23,6 +24,8 @@ export interface AppDeps {
   rails: Rails;
   /** Builds the legal DIAN document and its PDF (src/documents/dian; pure). Tests may replace it. */
   documents: DocumentBuilder;
+  /** Seals and opens secrets at rest (src/platform/secrets.ts; docs/operations.md "Secrets at rest"). */
+  secrets: Keyring;
   /** Reactions of one module to another's status changes, in the same transaction (this runtime's). */
   transitions: TransitionListeners<ServiceScope>;
   /** What reacts to every event inside the emitting transaction (webhook fan-out), this runtime's. */

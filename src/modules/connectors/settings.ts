@@ -3,7 +3,7 @@ import type { Config } from '../../config.ts';
 import type { Executor } from '../../platform/db/database.ts';
 import { ApiError, validationError } from '../../platform/errors/api-error.ts';
 import { inTenant, iso, type Tenant } from '../../platform/scope.ts';
-import { open, seal } from '../../platform/secrets.ts';
+import { openSecret, sealSecret, type Keyring } from '../../platform/secrets.ts';
 import { CONNECTOR_RAILS, type ConnectorName, type ConnectorSettings, type MoneyRail } from '../../rails/index.ts';
 import { keyEnvironment } from '../../rails/connectors/wompi/contract.ts';
 import type { ConnectorResponse, PutConnectorBody } from './schemas.ts';
@@ -12,7 +12,7 @@ import './tables.ts';
 
 /**
  * A company's connector settings per environment (docs/connectors.md): written by PUT
- * /v1/connectors/{name} and `recaudo connectors set`; secrets sealed with SECRETS_KEY, answered
+ * /v1/connectors/{name} and `recaudo connectors set`; secrets sealed at rest (deps.secrets), answered
  * only as a summary (set, last four characters), never logged.
  */
 
@@ -34,14 +34,8 @@ const COLUMN: Record<SecretField, keyof SettingsRow & `${string}_sealed`> = {
 };
 
 export interface SettingsDeps {
-  config: Pick<Config, 'secretsKey' | 'secretsKeyPrevious' | 'wompiUrls' | 'wompiPayoutsUrls' | 'baseUrl'>;
-}
-
-function sealingKey(deps: SettingsDeps): Buffer {
-  if (!deps.config.secretsKey) {
-    throw new ApiError('service_unavailable', { message: 'Connectors cannot be configured: the operator has not set SECRETS_KEY.' });
-  }
-  return deps.config.secretsKey;
+  config: Pick<Config, 'wompiUrls' | 'wompiPayoutsUrls' | 'baseUrl'>;
+  secrets: Keyring;
 }
 
 function hints(row: SettingsRow): Record<SecretField, string> {
@@ -97,7 +91,6 @@ export async function putConnector(
   body: PutConnectorBody,
   now: Date,
 ): Promise<ConnectorResponse> {
-  const key = sealingKey(deps);
   const existing = await findRow(trx, scope, name, true);
   const errors: Record<string, string[]> = {};
   const add = (field: string, message: string) => (errors[field] ??= []).push(message);
@@ -148,7 +141,7 @@ export async function putConnector(
   for (const field of SECRET_FIELDS) {
     const value = body[field];
     if (value !== undefined) {
-      sealed[field] = seal(key, value);
+      sealed[field] = sealSecret(deps.secrets, value);
       newHints[field] = value.slice(-4);
     } else {
       sealed[field] = existing?.[COLUMN[field]] ?? null;
@@ -193,21 +186,22 @@ export async function readConnectorSettings(deps: SettingsDeps, db: Executor, sc
 }
 
 export function openSettings(deps: SettingsDeps, row: SettingsRow): ConnectorSettings {
-  const keys = [deps.config.secretsKey, deps.config.secretsKeyPrevious];
+  const keys = deps.secrets;
+  const openRequired = (value: string) => openSecret(keys, value);
   return {
     name: row.name as ConnectorName,
     publicKey: row.public_key,
-    privateKey: open(keys, row.private_key_sealed),
-    eventsSecret: open(keys, row.events_secret_sealed),
-    integritySecret: open(keys, row.integrity_secret_sealed),
+    privateKey: openRequired(row.private_key_sealed),
+    eventsSecret: openRequired(row.events_secret_sealed),
+    integritySecret: openRequired(row.integrity_secret_sealed),
     baseUrl: deps.config.wompiUrls[row.provider_environment],
     payouts:
       row.payouts_api_key_sealed && row.payouts_principal_id_sealed && row.payouts_events_secret_sealed && row.payouts_account_id
         ? {
             baseUrl: deps.config.wompiPayoutsUrls[row.provider_environment],
-            apiKey: open(keys, row.payouts_api_key_sealed),
-            principalId: open(keys, row.payouts_principal_id_sealed),
-            eventsSecret: open(keys, row.payouts_events_secret_sealed),
+            apiKey: openRequired(row.payouts_api_key_sealed),
+            principalId: openRequired(row.payouts_principal_id_sealed),
+            eventsSecret: openRequired(row.payouts_events_secret_sealed),
             accountId: row.payouts_account_id,
           }
         : null,

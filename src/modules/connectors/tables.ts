@@ -1,5 +1,6 @@
 import type { ColumnType } from 'kysely';
 import type { Environment } from '../../platform/db/schema.ts';
+import type { SealedColumns } from '../../platform/secret-columns.ts';
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 
@@ -46,3 +47,19 @@ declare module '../../platform/db/schema.ts' {
     connector_events: ConnectorEventsTable;
   }
 }
+
+/** The provider's keys and secrets: sealed at rest (src/platform/secrets.ts; docs/operations.md "Secrets at rest"). */
+export const SEALED_COLUMNS: SealedColumns[] = [
+  {
+    table: 'connector_settings',
+    key: ['company_id', 'environment', 'name'],
+    columns: [
+      'private_key_sealed',
+      'events_secret_sealed',
+      'integrity_secret_sealed',
+      'payouts_api_key_sealed',
+      'payouts_principal_id_sealed',
+      'payouts_events_secret_sealed',
+    ],
+  },
+];

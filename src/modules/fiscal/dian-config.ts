@@ -1,5 +1,6 @@
 import type { FiscalEnvironment } from '../../documents/dian/model.ts';
 import type { Executor } from '../../platform/db/database.ts';
+import type { Keyring } from '../../platform/secrets.ts';
 import type { DianCompanyConfig } from '../../rails/tax-authority/dian-authority.ts';
 import { DianConfigError } from '../../rails/tax-authority/live.ts';
 import { clientEndpoint, dianEndpointProblem } from './dian-settings.ts';
@@ -8,10 +9,11 @@ import { loadDianProfile } from './profile.ts';
 /** The company's DIAN configuration from its fiscal profile in this environment; throws DianConfigError. */
 export async function dianConfigFromProfile(
   db: Executor,
+  secrets: Keyring,
   companyId: string,
   environment: FiscalEnvironment,
 ): Promise<DianCompanyConfig & { nit: string }> {
-  const profile = await loadDianProfile(db, { companyId, environment });
+  const profile = await loadDianProfile(db, secrets, { companyId, environment });
   if (!profile) throw new DianConfigError(['the company has no fiscal profile in this environment']);
   const problems: string[] = [];
   if (!profile.certificate) problems.push('the fiscal profile has no signing certificate');

@@ -4,6 +4,7 @@ import type { Environment } from '../../platform/db/schema.ts';
 import { ApiError } from '../../platform/errors/api-error.ts';
 import { OperatorInputError } from '../companies/service.ts';
 import { describeFieldErrors, scopeOf } from '../companies/operator.ts';
+import type { Keyring } from '../../platform/secrets.ts';
 import { getFiscalProfile, putFiscalProfile } from './profile.ts';
 import { fiscalProfileBody, type FiscalProfileResponse } from './schemas.ts';
 
@@ -23,12 +24,12 @@ export interface FiscalProfileOutput {
   profile: FiscalProfileResponse;
 }
 
-export async function showFiscalProfile(db: Executor, input: FiscalProfileCommand): Promise<FiscalProfileOutput> {
+export async function showFiscalProfile(db: Executor, secrets: Keyring, input: FiscalProfileCommand): Promise<FiscalProfileOutput> {
   const scope = await scopeOf(db, input);
-  return { company: { id: scope.companyId }, environment: scope.environment, profile: await getFiscalProfile(db, scope) };
+  return { company: { id: scope.companyId }, environment: scope.environment, profile: await getFiscalProfile(db, secrets, scope) };
 }
 
-export async function setFiscalProfile(db: Executor, input: FiscalProfileCommand, now: Date): Promise<FiscalProfileOutput> {
+export async function setFiscalProfile(db: Executor, secrets: Keyring, input: FiscalProfileCommand, now: Date): Promise<FiscalProfileOutput> {
   const scope = await scopeOf(db, input);
   const parsed = fiscalProfileBody.safeParse(input.profile ?? {});
   if (!parsed.success) {
@@ -37,7 +38,7 @@ export async function setFiscalProfile(db: Executor, input: FiscalProfileCommand
     throw new OperatorInputError(`invalid fiscal profile:\n  ${describeFieldErrors(errors)}`);
   }
   try {
-    const profile = await inTransaction(db, (trx) => putFiscalProfile(trx, scope, parsed.data, now));
+    const profile = await inTransaction(db, (trx) => putFiscalProfile(trx, secrets, scope, parsed.data, now));
     return { company: { id: scope.companyId }, environment: scope.environment, profile };
   } catch (error) {
     if (error instanceof ApiError && error.def.codeName === 'validation_error')

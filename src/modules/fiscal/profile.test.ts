@@ -47,7 +47,7 @@ describe('fiscal profile', () => {
     assert.equal(test.body.software_pin_set, true);
     assert.equal('software_pin' in test.body, false);
     assert.equal(test.body.certificate, null);
-    const issuer = await loadFiscalIssuer(h.runtime.deps.database.db, { companyId: c.company.id, environment: 'test' });
+    const issuer = await loadFiscalIssuer(h.runtime.deps.database.db, h.runtime.deps.secrets, { companyId: c.company.id, environment: 'test' });
     assert.ok(issuer?.softwareId && issuer.softwarePin && issuer.address.cityCode === '11001' && issuer.address.country === 'CO');
     assert.equal(issuer?.certificate, null);
 
@@ -72,7 +72,7 @@ describe('fiscal profile', () => {
       dian: null,
       updated_at: null,
     });
-    assert.equal(await loadFiscalIssuer(h.runtime.deps.database.db, { companyId: c.company.id, environment: 'live' }), null);
+    assert.equal(await loadFiscalIssuer(h.runtime.deps.database.db, h.runtime.deps.secrets, { companyId: c.company.id, environment: 'live' }), null);
   });
 
   test('PUT in live needs the whole profile; then GET and the issuer reflect it', async () => {
@@ -98,7 +98,7 @@ describe('fiscal profile', () => {
     });
     assert.deepEqual((await get('live')).body, res.body);
 
-    const issuer = await loadFiscalIssuer(h.runtime.deps.database.db, { companyId: co.company.id, environment: 'live' });
+    const issuer = await loadFiscalIssuer(h.runtime.deps.database.db, h.runtime.deps.secrets, { companyId: co.company.id, environment: 'live' });
     assert.equal(issuer?.nit, '800197268');
     assert.equal(issuer?.dv, '4');
     assert.equal(issuer?.softwarePin, '98765');
@@ -124,7 +124,7 @@ describe('fiscal profile', () => {
     assert.equal(res.body.is_default, false);
     assert.equal(res.body.legal_name, 'Mi Empresa de Pruebas SAS');
     assert.equal(res.body.software_pin_set, true, 'the rest comes from the default');
-    const issuer = await loadFiscalIssuer(h.runtime.deps.database.db, { companyId: co.company.id, environment: 'test' });
+    const issuer = await loadFiscalIssuer(h.runtime.deps.database.db, h.runtime.deps.secrets, { companyId: co.company.id, environment: 'test' });
     assert.equal(issuer?.legalName, 'Mi Empresa de Pruebas SAS');
   });
 
@@ -160,15 +160,21 @@ describe('fiscal profile', () => {
   test('operator commands (CLI and control socket) use the same rules', async () => {
     const db = h.runtime.deps.database.db;
     const now = h.clock.now();
-    await assert.rejects(showFiscalProfile(db, { company: 'cmp_nope', env: 'test' }), OperatorInputError);
-    await assert.rejects(showFiscalProfile(db, { company: co.company.id, env: 'prod' }), OperatorInputError);
-    await assert.rejects(setFiscalProfile(db, { company: co.company.id, env: 'live', profile: { dv: 'x' } }, now), /dv: must be one digit/);
+    await assert.rejects(showFiscalProfile(db, h.runtime.deps.secrets, { company: 'cmp_nope', env: 'test' }), OperatorInputError);
+    await assert.rejects(showFiscalProfile(db, h.runtime.deps.secrets, { company: co.company.id, env: 'prod' }), OperatorInputError);
     await assert.rejects(
-      setFiscalProfile(db, { company: co.company.id, env: 'test', profile: { nit: '800197268', dv: '1' } }, now),
+      setFiscalProfile(db, h.runtime.deps.secrets, { company: co.company.id, env: 'live', profile: { dv: 'x' } }, now),
+      /dv: must be one digit/,
+    );
+    await assert.rejects(
+      setFiscalProfile(db, h.runtime.deps.secrets, { company: co.company.id, env: 'test', profile: { nit: '800197268', dv: '1' } }, now),
       /dv: does not match the NIT check digit/,
     );
-    const out = await setFiscalProfile(db, { company: co.company.id, env: 'test', profile: { trade_name: 'Por CLI' } }, now);
+    const out = await setFiscalProfile(db, h.runtime.deps.secrets, { company: co.company.id, env: 'test', profile: { trade_name: 'Por CLI' } }, now);
     assert.equal(out.profile.trade_name, 'Por CLI');
-    assert.deepEqual((await showFiscalProfile(db, { company: co.company.id, env: 'test' })).profile, (await get('test')).body);
+    assert.deepEqual(
+      (await showFiscalProfile(db, h.runtime.deps.secrets, { company: co.company.id, env: 'test' })).profile,
+      (await get('test')).body,
+    );
   });
 });

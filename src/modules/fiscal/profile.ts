@@ -3,6 +3,7 @@ import type { Executor } from '../../platform/db/database.ts';
 import type { Environment } from '../../platform/db/schema.ts';
 import { validationError, type FieldErrors } from '../../platform/errors/api-error.ts';
 import { iso, inTenant, type Tenant } from '../../platform/scope.ts';
+import { openNullable, openSecret, sealNullable, sealSecret, type Keyring } from '../../platform/secrets.ts';
 import { customerRuleErrors } from '../customers/validate.ts';
 import type { FiscalIssuer } from '../../documents/dian/model.ts';
 import { summarizePkcs12 } from './certificate.ts';
@@ -82,7 +83,8 @@ async function findProfile(db: Executor, scope: Tenant): Promise<ProfileRow | un
   return db.selectFrom('fiscal_profiles').selectAll().$call(inTenant(scope)).executeTakeFirst();
 }
 
-function valuesOf(row: ProfileRow): ProfileValues {
+/** The stored values with the software PIN, the certificate and its password opened (sealed at rest). */
+function valuesOf(secrets: Keyring, row: ProfileRow): ProfileValues {
   return {
     nit: row.nit,
     dv: row.dv,
@@ -95,18 +97,22 @@ function valuesOf(row: ProfileRow): ProfileValues {
     responsibilities: row.responsibilities ?? [],
     tax_regime: row.tax_regime,
     software_id: row.software_id,
-    software_pin: row.software_pin,
-    certificate_p12: row.certificate_p12,
-    certificate_password: row.certificate_password,
+    software_pin: openSecret(secrets, row.software_pin),
+    certificate_p12: openNullable(secrets, row.certificate_p12),
+    certificate_password: openNullable(secrets, row.certificate_password),
     certificate_summary: row.certificate_summary ?? null,
     dian: { ...(row.environment === 'test' ? DEFAULT_TEST_DIAN_SETTINGS : DEFAULT_DIAN_SETTINGS), ...(row.dian ?? {}) },
   };
 }
 
 /** The issuer of the scope's documents; null when not configured (live without a profile). */
-export async function loadFiscalIssuer(db: Executor, scope: { companyId: string; environment: Environment }): Promise<FiscalIssuer | null> {
+export async function loadFiscalIssuer(
+  db: Executor,
+  secrets: Keyring,
+  scope: { companyId: string; environment: Environment },
+): Promise<FiscalIssuer | null> {
   const row = await findProfile(db, scope);
-  const v = row ? valuesOf(row) : scope.environment === 'test' ? DEFAULT_TEST_PROFILE : null;
+  const v = row ? valuesOf(secrets, row) : scope.environment === 'test' ? DEFAULT_TEST_PROFILE : null;
   if (!v) return null;
   return {
     nit: v.nit,
@@ -147,10 +153,12 @@ function present(scope: Tenant, v: ProfileValues | null, meta: { isDefault: bool
 }
 
 /** GET /fiscal-profile: the stored profile; in test without one, the default; in live without one, `configured: false`. */
-export async function getFiscalProfile(db: Executor, scope: Tenant): Promise<FiscalProfileResponse> {
+export async function getFiscalProfile(db: Executor, secrets: Keyring, scope: Tenant): Promise<FiscalProfileResponse> {
   const row = await findProfile(db, scope);
-  if (row)
-    return present(scope, valuesOf(row), { isDefault: scope.environment === 'test' && hasDefaultData(valuesOf(row)), updatedAt: row.updated_at });
+  if (row) {
+    const values = valuesOf(secrets, row);
+    return present(scope, values, { isDefault: scope.environment === 'test' && hasDefaultData(values), updatedAt: row.updated_at });
+  }
   if (scope.environment === 'test') return present(scope, DEFAULT_TEST_PROFILE, { isDefault: true, updatedAt: null });
   return present(scope, null, { isDefault: false, updatedAt: null });
 }
@@ -160,9 +168,15 @@ export async function getFiscalProfile(db: Executor, scope: Tenant): Promise<Fis
  * profile (test: the default when none is stored), checks the whole result, stores it. 422
  * validation_error lists every problem at once (missing required fields included).
  */
-export async function putFiscalProfile(db: Executor, scope: Tenant, body: FiscalProfileBody, now: Date): Promise<FiscalProfileResponse> {
+export async function putFiscalProfile(
+  db: Executor,
+  secrets: Keyring,
+  scope: Tenant,
+  body: FiscalProfileBody,
+  now: Date,
+): Promise<FiscalProfileResponse> {
   const row = await findProfile(db, scope);
-  const current: Partial<ProfileValues> = row ? valuesOf(row) : scope.environment === 'test' ? DEFAULT_TEST_PROFILE : {};
+  const current: Partial<ProfileValues> = row ? valuesOf(secrets, row) : scope.environment === 'test' ? DEFAULT_TEST_PROFILE : {};
   const merged: Partial<ProfileValues> = { ...current };
   if (body.nit !== undefined) merged.nit = body.nit;
   if (body.dv !== undefined) merged.dv = String(body.dv);
@@ -227,18 +241,19 @@ export async function putFiscalProfile(db: Executor, scope: Tenant, body: Fiscal
   for (const [field, message] of Object.entries(dianSettingsProblems(dian))) add(field, message);
   if (Object.keys(errors).length) throw validationError(errors);
 
-  const values = rowValues(merged as ProfileValues, now);
+  const values = rowValues(secrets, merged as ProfileValues, now);
   const saved = await db
     .insertInto('fiscal_profiles')
     .values({ company_id: scope.companyId, environment: scope.environment, ...values, created_at: now })
     .onConflict((oc) => oc.columns(['company_id', 'environment']).doUpdateSet(values))
     .returningAll()
     .executeTakeFirstOrThrow();
-  return present(scope, valuesOf(saved), { isDefault: scope.environment === 'test' && hasDefaultData(valuesOf(saved)), updatedAt: saved.updated_at });
+  const stored = valuesOf(secrets, saved);
+  return present(scope, stored, { isDefault: scope.environment === 'test' && hasDefaultData(stored), updatedAt: saved.updated_at });
 }
 
-/** The stored columns of profile values (everything but the keys and created_at). */
-function rowValues(v: ProfileValues, now: Date) {
+/** The stored columns of profile values (everything but the keys and created_at); the secrets sealed. */
+function rowValues(secrets: Keyring, v: ProfileValues, now: Date) {
   return {
     nit: v.nit,
     dv: v.dv,
@@ -251,9 +266,9 @@ function rowValues(v: ProfileValues, now: Date) {
     responsibilities: JSON.stringify(v.responsibilities),
     tax_regime: v.tax_regime,
     software_id: v.software_id,
-    software_pin: v.software_pin,
-    certificate_p12: v.certificate_p12 ?? null,
-    certificate_password: v.certificate_password ?? null,
+    software_pin: sealSecret(secrets, v.software_pin),
+    certificate_p12: sealNullable(secrets, v.certificate_p12 ?? null),
+    certificate_password: sealNullable(secrets, v.certificate_password ?? null),
     certificate_summary: JSON.stringify(v.certificate_summary ?? null),
     dian: JSON.stringify(v.dian),
     updated_at: now,
@@ -270,27 +285,34 @@ function rowValues(v: ProfileValues, now: Date) {
  */
 export async function ensureTestCertificate(
   db: Executor,
+  secrets: Keyring,
   scope: Tenant,
   now: Date,
   generate: (issuer: FiscalIssuer) => { p12: Buffer; password: string },
 ): Promise<FiscalIssuer | null> {
-  const issuer = await loadFiscalIssuer(db, scope);
+  const issuer = await loadFiscalIssuer(db, secrets, scope);
   if (!issuer || issuer.certificate || scope.environment !== 'test') return issuer;
   const cert = generate(issuer);
   const summary = summarizePkcs12(cert.p12, cert.password);
   if (!summary) throw new Error('the generated test certificate does not open');
   const certificate = {
-    certificate_p12: cert.p12.toString('base64'),
-    certificate_password: cert.password,
+    certificate_p12: sealSecret(secrets, cert.p12.toString('base64')),
+    certificate_password: sealSecret(secrets, cert.password),
     certificate_summary: JSON.stringify(summary),
   };
   await db
     .insertInto('fiscal_profiles')
-    .values({ company_id: scope.companyId, environment: scope.environment, ...rowValues(DEFAULT_TEST_PROFILE, now), ...certificate, created_at: now })
+    .values({
+      company_id: scope.companyId,
+      environment: scope.environment,
+      ...rowValues(secrets, DEFAULT_TEST_PROFILE, now),
+      ...certificate,
+      created_at: now,
+    })
     .onConflict((oc) => oc.columns(['company_id', 'environment']).doNothing())
     .execute();
   await db.updateTable('fiscal_profiles').set(certificate).$call(inTenant(scope)).where('certificate_p12', 'is', null).execute();
-  return loadFiscalIssuer(db, scope);
+  return loadFiscalIssuer(db, secrets, scope);
 }
 
 /** What the DIAN web service needs from a stored profile (docs/dian-webservice.md "Configuration"). */
@@ -303,10 +325,10 @@ export interface DianProfile {
 }
 
 /** The stored profile's DIAN data; null without a stored profile (the test default never talks to DIAN). */
-export async function loadDianProfile(db: Executor, scope: Tenant): Promise<DianProfile | null> {
+export async function loadDianProfile(db: Executor, secrets: Keyring, scope: Tenant): Promise<DianProfile | null> {
   const row = await findProfile(db, scope);
   if (!row) return null;
-  const v = valuesOf(row);
+  const v = valuesOf(secrets, row);
   return {
     nit: v.nit,
     softwareId: v.software_id,

@@ -64,7 +64,7 @@ export function fiscalRoutes(app: FastifyInstance): void {
       summary: 'The company fiscal profile of this environment',
       response: { 200: fiscalProfileResponse, ...errorResponses(401, 404) },
     },
-    handler: async (req) => getFiscalProfile(req.ctx.db, req.ctx),
+    handler: async (req) => getFiscalProfile(req.ctx.db, req.ctx.deps.secrets, req.ctx),
   });
 
   r.put('/fiscal-profile', {
@@ -76,7 +76,7 @@ export function fiscalRoutes(app: FastifyInstance): void {
       body: fiscalProfileBody,
       response: { 200: fiscalProfileResponse, ...errorResponses(401, 404, 422) },
     },
-    handler: async (req) => putFiscalProfile(req.ctx.db, req.ctx, req.body, req.ctx.deps.clock.now()),
+    handler: async (req) => putFiscalProfile(req.ctx.db, req.ctx.deps.secrets, req.ctx, req.body, req.ctx.deps.clock.now()),
   });
 }
 

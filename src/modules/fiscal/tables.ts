@@ -1,5 +1,6 @@
 import type { ColumnType } from 'kysely';
 import type { Environment } from '../../platform/db/schema.ts';
+import type { SealedColumns } from '../../platform/secret-columns.ts';
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 type Json<T = unknown> = ColumnType<T, string, string>;
@@ -82,3 +83,8 @@ declare module '../../platform/db/schema.ts' {
     fiscal_profiles: FiscalProfilesTable;
   }
 }
+
+/** The DIAN software PIN, the signing certificate (PKCS#12 as base64) and its password: sealed at rest (src/platform/secrets.ts; docs/operations.md "Secrets at rest"). */
+export const SEALED_COLUMNS: SealedColumns[] = [
+  { table: 'fiscal_profiles', key: ['company_id', 'environment'], columns: ['software_pin', 'certificate_p12', 'certificate_password'] },
+];

@@ -4,6 +4,7 @@ import type { DB } from '../../platform/db/schema.ts';
 import { prefixedId } from '../../platform/ids.ts';
 import type { EventSink, OutboxEvent } from '../../platform/outbox/outbox.ts';
 import { inTenant, type Tenant } from '../../platform/scope.ts';
+import { openNullable } from '../../platform/secrets.ts';
 import { applyTransition } from '../../platform/state-machine.ts';
 import { E164_RE } from '../../platform/validation.ts';
 import { mayContactAt, nextContactWindow } from '../contact-policy/index.ts';
@@ -158,7 +159,14 @@ export async function runFlow(deps: AppDeps, payload: Record<string, unknown>, j
     const answer = await callFlowUrl(
       deps,
       scope.environment,
-      { url: flow.action.url, secret: flow.secret, eventType: run.event_type, eventId: run.event_id, flowId: flow.id, runId: run.id },
+      {
+        url: flow.action.url,
+        secret: openNullable(deps.secrets, flow.secret),
+        eventType: run.event_type,
+        eventId: run.event_id,
+        flowId: flow.id,
+        runId: run.id,
+      },
       run.payload,
     );
     outcome =

@@ -3,6 +3,7 @@ import { ApiError, validationError, type FieldErrors } from '../../platform/erro
 import { prefixedId, randomToken } from '../../platform/ids.ts';
 import { paginate, parseListQuery, type ListSpec } from '../../platform/lists/lists.ts';
 import { inCompany, inTenant, iso } from '../../platform/scope.ts';
+import { openNullable, sealSecret, type Keyring } from '../../platform/secrets.ts';
 import { checkWebhookUrl } from '../webhooks/service.ts';
 import { findSelectableTemplate } from '../templates/service.ts';
 import { filterProblems, type FlowAction, type FlowFilter } from './filters.ts';
@@ -19,7 +20,7 @@ export const FLOW_ID = /^flow_[0-9a-z]{26}$/;
 export const flowList: ListSpec<'event', 'created_at'> = { filters: ['event'], sorts: ['created_at'] };
 export const flowRunList: ListSpec<'status' | 'event_id', 'created_at'> = { filters: ['status', 'event_id'], sorts: ['created_at'] };
 
-export function toFlowResponse(row: FlowRow, withSecret = false): FlowResponse {
+export function toFlowResponse(secrets: Keyring, row: FlowRow, withSecret = false): FlowResponse {
   const out: FlowResponse = {
     id: row.id,
     name: row.name,
@@ -30,7 +31,8 @@ export function toFlowResponse(row: FlowRow, withSecret = false): FlowResponse {
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
   };
-  if (withSecret && row.secret) out.secret = row.secret;
+  // Sealed at rest; opened only for the creation answer.
+  if (withSecret && row.secret) out.secret = openNullable(secrets, row.secret)!;
   return out;
 }
 
@@ -86,14 +88,14 @@ export async function createFlow(ctx: RequestContext, body: CreateFlowBody): Pro
       event_type: body.event,
       filters: JSON.stringify(filters),
       action: JSON.stringify(action),
-      secret: action.type === 'call_url' ? `wh_tok_${randomToken(40)}` : null,
+      secret: action.type === 'call_url' ? sealSecret(ctx.deps.secrets, `wh_tok_${randomToken(40)}`) : null,
       created_at: now,
       updated_at: now,
       deleted_at: null,
     })
     .returningAll()
     .executeTakeFirstOrThrow();
-  return toFlowResponse(row, true);
+  return toFlowResponse(ctx.deps.secrets, row, true);
 }
 
 export async function loadFlow(ctx: RequestContext, id: string): Promise<FlowRow> {
@@ -105,14 +107,20 @@ export async function loadFlow(ctx: RequestContext, id: string): Promise<FlowRow
 }
 
 export async function getFlow(ctx: RequestContext, id: string): Promise<FlowResponse> {
-  return toFlowResponse(await loadFlow(ctx, id));
+  return toFlowResponse(ctx.deps.secrets, await loadFlow(ctx, id));
 }
 
 export async function listFlows(ctx: RequestContext, query: Record<string, unknown>, path: string) {
   const list = parseListQuery(flowList, query);
   let q = ctx.db.selectFrom('flows').selectAll().$call(inTenant(ctx)).where('deleted_at', 'is', null);
   if (list.filters.event !== undefined) q = q.where('event_type', '=', list.filters.event);
-  return paginate(q, list, { path, query, table: 'flows', defaultSort: { field: 'created_at', direction: 'desc' }, map: (r) => toFlowResponse(r) });
+  return paginate(q, list, {
+    path,
+    query,
+    table: 'flows',
+    defaultSort: { field: 'created_at', direction: 'desc' },
+    map: (r) => toFlowResponse(ctx.deps.secrets, r),
+  });
 }
 
 /** DELETE /flows/{id}: no new runs from now on; runs already recorded still finish. */

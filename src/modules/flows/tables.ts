@@ -1,6 +1,7 @@
 import type { ColumnType, Selectable } from 'kysely';
 import type { Environment } from '../../platform/db/schema.ts';
 import type { FlowAction, FlowFilter } from './filters.ts';
+import type { SealedColumns } from '../../platform/secret-columns.ts';
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 type Json<T> = ColumnType<T, string, string>;
@@ -50,3 +51,6 @@ declare module '../../platform/db/schema.ts' {
     flow_runs: FlowRunsTable;
   }
 }
+
+/** The call_url signing secret: sealed at rest (src/platform/secrets.ts; docs/operations.md "Secrets at rest"). */
+export const SEALED_COLUMNS: SealedColumns[] = [{ table: 'flows', key: ['company_id', 'environment', 'id'], columns: ['secret'] }];

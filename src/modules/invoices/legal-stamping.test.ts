@@ -51,7 +51,7 @@ describe('stamping the legal document', () => {
     const [a, b] = await Promise.all([stampingIssuer(h.runtime.deps, scope()), stampingIssuer(h.runtime.deps, scope())]);
     assert.ok(a?.certificate && b?.certificate);
     assert.ok(a.certificate.p12.equals(b.certificate.p12), 'one certificate');
-    const stored = await loadFiscalIssuer(h.runtime.deps.database.db, scope());
+    const stored = await loadFiscalIssuer(h.runtime.deps.database.db, h.runtime.deps.secrets, scope());
     assert.ok(stored?.certificate?.p12.equals(a.certificate.p12), 'stored in the profile');
     const again = await stampingIssuer(h.runtime.deps, scope());
     assert.ok(again?.certificate?.p12.equals(a.certificate.p12), 'reused, not generated again');
@@ -66,8 +66,8 @@ describe('stamping the legal document', () => {
     };
     const db = h.runtime.deps.database.db;
     const [x, y] = await Promise.all([
-      ensureTestCertificate(db, otherScope, h.clock.now(), generate),
-      ensureTestCertificate(db, otherScope, h.clock.now(), generate),
+      ensureTestCertificate(db, h.runtime.deps.secrets, otherScope, h.clock.now(), generate),
+      ensureTestCertificate(db, h.runtime.deps.secrets, otherScope, h.clock.now(), generate),
     ]);
     assert.equal(made.length, 2, 'both generated');
     assert.ok(x?.certificate && y?.certificate && x.certificate.p12.equals(y.certificate.p12), 'one stored, both sign with it');
@@ -183,7 +183,7 @@ describe('stamping the legal document', () => {
     { skip: skipXmlsecReason() },
     async () => {
       assert.ok(invoiceXml && noteXml, 'the previous test stamped them');
-      const issuer = await loadFiscalIssuer(h.runtime.deps.database.db, scope());
+      const issuer = await loadFiscalIssuer(h.runtime.deps.database.db, h.runtime.deps.secrets, scope());
       const pem = loadSigningKey(issuer!.certificate!).certificatePem;
       const r = xmlsecBatch(
         pem,

@@ -234,7 +234,7 @@ describe('live stamping through the DIAN web service (fake DIAN server)', () => 
       clock: h.clock,
       pollAttempts: 1,
       pollIntervalMs: 0,
-      resolveConfig: (c, e) => dianConfigFromProfile(db0, c, e),
+      resolveConfig: (c, e) => dianConfigFromProfile(db0, h.runtime.deps.secrets, c, e),
     });
     assert.equal((await profile({ mode: 'async' })).status, 200);
     fake.script('*', { verdict: { status: 'accepted' }, inProcessPolls: 2 });

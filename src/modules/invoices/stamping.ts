@@ -323,7 +323,7 @@ export async function stampingIssuer(deps: AppDeps, scope: { companyId: string; 
   if (!generating) generatingBy.set(deps, (generating = new Map()));
   const running = generating.get(key);
   if (running) return running;
-  const issuer = await loadFiscalIssuer(deps.database.db, scope);
+  const issuer = await loadFiscalIssuer(deps.database.db, deps.secrets, scope);
   if (!issuer || issuer.certificate || scope.environment !== 'test') return issuer;
   const again = generating.get(key);
   if (again) return again;
@@ -336,7 +336,7 @@ const generatingBy = new WeakMap<AppDeps, Map<string, Promise<FiscalIssuer | nul
 
 function generateAndStore(deps: AppDeps, scope: { companyId: string; environment: Environment }): Promise<FiscalIssuer | null> {
   const now = deps.clock.now();
-  return ensureTestCertificate(deps.database.db, scope, now, (issuer) =>
+  return ensureTestCertificate(deps.database.db, deps.secrets, scope, now, (issuer) =>
     generateTestCertificate({
       nit: issuer.nit,
       legalName: issuer.legalName,
@@ -489,7 +489,7 @@ export async function sendStampedEmail(deps: AppDeps, payload: Record<string, un
         .executeTakeFirst()
     : undefined;
   if (!customer?.email) return;
-  const issuer = await loadFiscalIssuer(db, scope);
+  const issuer = await loadFiscalIssuer(db, deps.secrets, scope);
   const what = s.kind === 'invoice' ? 'Factura electrónica' : 'Nota crédito electrónica';
   try {
     await deps.rails.contact(scope).email.send({

@@ -136,6 +136,7 @@ export async function createOnboarding(ctx: RequestContext, body: CreateCompanyB
     // (software id, PIN, regime), checked by the fiscal module's own rules.
     await putFiscalProfile(
       trx,
+      ctx.deps.secrets,
       { companyId: child.id, environment: 'test' },
       {
         nit,

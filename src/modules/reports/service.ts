@@ -133,7 +133,7 @@ export function collectionsCsv(lines: CollectionLine[]): string {
 
 /** The biller's NIT and check digit for the header: the fiscal profile's, else the operator's `--nit`, else zeros. */
 async function billerNit(ctx: RequestContext): Promise<string> {
-  const profile = await getFiscalProfile(ctx.db, ctx);
+  const profile = await getFiscalProfile(ctx.db, ctx.deps.secrets, ctx);
   if (profile.nit && profile.dv) return `${profile.nit}${profile.dv}`.slice(-10);
   const company = await ctx.db.selectFrom('companies').select('nit').where('id', '=', ctx.companyId).executeTakeFirst();
   const digits = company?.nit?.replace(/\D/g, '') ?? '';

@@ -14,6 +14,7 @@ import type { WebhookDeliveriesTable } from './tables.ts';
 import { CANCEL, FAIL, SUCCEED } from './lifecycle.ts';
 import { inTenant } from '../../platform/scope.ts';
 import './tables.ts';
+import { openNullable, SecretUnreadable } from '../../platform/secrets.ts';
 
 interface Claimed {
   company_id: string;
@@ -33,6 +34,8 @@ interface Target {
   secret: string | null;
   deleted: boolean;
   payload: string;
+  /** The webhook's token or secret could not be opened (SECRETS_KEY changed): the attempt fails, and is retried. */
+  unreadable?: string;
 }
 
 interface Outcome {
@@ -269,16 +272,34 @@ export class WebhookDispatcher {
       };
       const target =
         r.found_webhook && r.payload !== null
-          ? { url: r.url!, header: r.header, secret: r.secret, deleted: r.deleted === true, payload: deliveryBody(r.payload, r.payload_format) }
+          ? this.openTarget({
+              url: r.url!,
+              header: r.header,
+              secret: r.secret,
+              deleted: r.deleted === true,
+              payload: deliveryBody(r.payload, r.payload_format),
+            })
           : undefined;
       return { delivery, target };
     });
+  }
+
+  /** The token and the secret as stored are sealed (src/platform/secrets.ts): opened for this attempt only. */
+  private openTarget(stored: Target): Target {
+    try {
+      return { ...stored, header: openNullable(this.deps.secrets, stored.header), secret: openNullable(this.deps.secrets, stored.secret) };
+    } catch (error) {
+      if (!(error instanceof SecretUnreadable)) throw error;
+      return { ...stored, header: null, secret: null, unreadable: error.message };
+    }
   }
 
   private attempt(delivery: Claimed, target: Target | undefined): Promise<Outcome> {
     const attemptedAt = this.deps.clock.now();
     const base = { delivery, attemptedAt, statusCode: null, latencyMs: 0, excerpt: null };
     if (!target || target.deleted) return Promise.resolve({ ...base, error: 'webhook deleted', cancelled: true });
+    // Never sent unsigned: the attempt fails (and is retried) until the operator restores the key.
+    if (target.unreadable) return Promise.resolve({ ...base, error: `not sent: ${target.unreadable}`, cancelled: false });
     const started = performance.now();
     return new Promise<Outcome>((resolve) => {
       let settled = false;

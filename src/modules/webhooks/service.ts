@@ -5,6 +5,7 @@ import { ApiError, validationError } from '../../platform/errors/api-error.ts';
 import { isUuid, prefixedId, randomToken, uuidv7 } from '../../platform/ids.ts';
 import { paginate, parseListQuery, type ListSpec } from '../../platform/lists/lists.ts';
 import { iso, inTenant, inCompany } from '../../platform/scope.ts';
+import { openNullable, sealSecret, type Keyring } from '../../platform/secrets.ts';
 import type { CreateWebhookBody, DeliveryResponse, UpdateWebhookBody, WebhookResponse } from './schemas.ts';
 import type { WebhookDeliveriesTable, WebhooksTable } from './tables.ts';
 import { addressPolicy, privateAddressProblem, urlShapeProblem, type ResolveHost, type UrlProblem } from './url-safety.ts';
@@ -14,20 +15,21 @@ import './tables.ts';
 type WebhookRow = Selectable<WebhooksTable>;
 type DeliveryRow = Selectable<WebhookDeliveriesTable>;
 
-export function toWebhookResponse(row: WebhookRow, withSecret = false): WebhookResponse {
+/** The API shape; the token (`header`) and the secret are sealed at rest and opened here. */
+export function toWebhookResponse(secrets: Keyring, row: WebhookRow, withSecret = false): WebhookResponse {
   const out: WebhookResponse = {
     id: row.id,
     name: row.name,
     description: row.description,
     url: row.url,
     events: row.events,
-    header: row.header,
+    header: openNullable(secrets, row.header),
     payload_format: row.payload_format,
     is_test: row.environment === 'test',
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
   };
-  if (withSecret && row.secret) out.secret = row.secret;
+  if (withSecret && row.secret) out.secret = openNullable(secrets, row.secret)!;
   return out;
 }
 
@@ -78,8 +80,8 @@ export async function createWebhook(ctx: RequestContext, body: CreateWebhookBody
       description: body.description ?? null,
       url: body.url,
       events: JSON.stringify([...new Set(body.events)]),
-      header: body.header ?? `wh_hdr_${randomToken(32)}`,
-      secret: `wh_tok_${randomToken(40)}`,
+      header: sealSecret(ctx.deps.secrets, body.header ?? `wh_hdr_${randomToken(32)}`),
+      secret: sealSecret(ctx.deps.secrets, `wh_tok_${randomToken(40)}`),
       payload_format: body.payload_format ?? 'standard',
       created_at: now,
       updated_at: now,
@@ -87,7 +89,7 @@ export async function createWebhook(ctx: RequestContext, body: CreateWebhookBody
     })
     .returningAll()
     .executeTakeFirstOrThrow();
-  return toWebhookResponse(row, true);
+  return toWebhookResponse(ctx.deps.secrets, row, true);
 }
 
 export async function listWebhooks(ctx: RequestContext): Promise<WebhookResponse[]> {
@@ -99,11 +101,11 @@ export async function listWebhooks(ctx: RequestContext): Promise<WebhookResponse
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
     .execute();
-  return rows.map((r) => toWebhookResponse(r));
+  return rows.map((r) => toWebhookResponse(ctx.deps.secrets, r));
 }
 
 export async function getWebhook(ctx: RequestContext, id: string): Promise<WebhookResponse> {
-  return toWebhookResponse(await loadWebhook(ctx, id));
+  return toWebhookResponse(ctx.deps.secrets, await loadWebhook(ctx, id));
 }
 
 export async function updateWebhook(
@@ -119,7 +121,7 @@ export async function updateWebhook(
   if (body.description !== undefined) set.description = body.description;
   if (body.url) set.url = body.url;
   if (body.events) set.events = JSON.stringify([...new Set(body.events)]);
-  if (body.header) set.header = body.header;
+  if (body.header) set.header = sealSecret(ctx.deps.secrets, body.header);
   if (body.payload_format) set.payload_format = body.payload_format;
   const row = await ctx.db
     .updateTable('webhooks')
@@ -128,7 +130,7 @@ export async function updateWebhook(
     .where('id', '=', current.id)
     .returningAll()
     .executeTakeFirstOrThrow();
-  return toWebhookResponse(row);
+  return toWebhookResponse(ctx.deps.secrets, row);
 }
 
 /** Deleting a webhook cancels its pending deliveries in the same transaction. */

@@ -1,5 +1,6 @@
 import type { ColumnType } from 'kysely';
 import type { Environment } from '../../platform/db/schema.ts';
+import type { SealedColumns } from '../../platform/secret-columns.ts';
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 
@@ -64,3 +65,6 @@ declare module '../../platform/db/schema.ts' {
     webhook_attempts: WebhookAttemptsTable;
   }
 }
+
+/** The signing secret and the x-webhook-token value: sealed at rest (src/platform/secrets.ts; docs/operations.md "Secrets at rest"). */
+export const SEALED_COLUMNS: SealedColumns[] = [{ table: 'webhooks', key: ['company_id', 'environment', 'id'], columns: ['secret', 'header'] }];

@@ -5,6 +5,7 @@ import type { DB } from '../db/schema.ts';
 import type { AppDeps } from '../context.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { inTenant } from '../scope.ts';
+import { openNullable, sealSecret } from '../secrets.ts';
 
 /** SPEC.md: a successful response is replayed for one minute; after that the key runs again. */
 export const IDEMPOTENCY_WINDOW_MS = 60_000;
@@ -214,7 +215,8 @@ export async function claimIdempotencyKey(
       throw error;
     }
     if (existing && existing.status_code !== null) {
-      await replay(reply, existing, print);
+      // Stored sealed: a response may carry a secret (a webhook's, a new company's keys).
+      await replay(reply, { ...existing, response_body: openNullable(deps.secrets, existing.response_body) }, print);
       return null;
     }
     if (existing && existing.fingerprint !== print) throw new ApiError('idempotency_key_reused');
@@ -269,7 +271,7 @@ async function storeRecovered(
   const completedAt = deps.clock.now();
   const { status, text } = answer;
   const stored = await updateOpenClaim(deps.database.db, scope, key, seen.completed_at!)
-    .set({ status_code: status, response_body: text, completed_at: completedAt, held_until: null })
+    .set({ status_code: status, response_body: sealSecret(deps.secrets, text), completed_at: completedAt, held_until: null })
     .returning(sql<number>`1`.as('ok'))
     .executeTakeFirst();
   if (stored) remember(scope, key, { fingerprint: print, status_code: status, response_body: text, completedAt: completedAt.getTime() });
@@ -347,7 +349,7 @@ export async function settleIdempotency(
   try {
     await state.trx
       .updateTable('idempotency_keys')
-      .set({ status_code: statusCode, response_body: body, completed_at: completedAt })
+      .set({ status_code: statusCode, response_body: sealSecret(deps.secrets, body), completed_at: completedAt })
       .$call(inTenant(scope))
       .where('key', '=', state.key)
       .execute();
@@ -392,7 +394,9 @@ async function settleDetached(
   }
   const completedAt = deps.clock.now();
   const body = typeof payload === 'string' ? payload : '';
-  const [stored] = await claim.set({ status_code: statusCode, response_body: body, completed_at: completedAt, held_until: null }).execute();
+  const [stored] = await claim
+    .set({ status_code: statusCode, response_body: sealSecret(deps.secrets, body), completed_at: completedAt, held_until: null })
+    .execute();
   // A retry may have answered the key meanwhile (this run outlived its hold): its answer stands.
   if (stored && stored.numUpdatedRows > 0n) {
     remember(scope, state.key, { fingerprint: state.fingerprint, status_code: statusCode, response_body: body, completedAt: completedAt.getTime() });
