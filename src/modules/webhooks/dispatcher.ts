@@ -210,12 +210,14 @@ export class WebhookDispatcher {
    * statement. The lease bumps `attempts`, which fences it: only the holder of the latest lease may
    * settle the delivery (record()).
    *
-   * Every lookup goes through a globally unique `id` index (webhook_deliveries_id, webhooks_id,
-   * events_id) or a full primary key, never a (company_id, environment) prefix: on tables without
-   * statistics yet (a new database, before autovacuum's first ANALYZE) the planner otherwise picks
-   * the prefix indexes and scans the company's whole delivery and event history for every row, so
-   * each batch gets slower as the tables grow. The webhook and event are read in LIMIT 1 lateral
-   * subqueries, which the planner cannot flatten into such a join.
+   * The leased rows are updated by the row address (ctid) their FOR UPDATE lock returned: a TID
+   * scan, whatever the statistics say. The webhook and event are read by their full primary key in
+   * LIMIT 1 lateral subqueries, which the planner cannot flatten into a join. Neither may go
+   * through a (company_id, environment) prefix index: on tables without statistics yet (a new
+   * database, before autovacuum's first ANALYZE) the planner may pick one and scan the company's
+   * whole delivery and event history for every row, so each batch gets slower as the tables grow.
+   * Nothing here locks across companies beyond the leased rows, and every join stays within the
+   * delivery's own company (docs/scaling.md, "Claims per shard").
    *
    * The due rows come from the partial index webhook_deliveries_due. With statistics that is an
    * ordered index scan that stops after the batch; without them (same new-database window) it is a
@@ -240,13 +242,13 @@ export class WebhookDispatcher {
       WITH claimed AS (
         UPDATE webhook_deliveries d SET locked_until = ${lease}, attempts = d.attempts + 1
         FROM (
-          SELECT id FROM webhook_deliveries
+          SELECT ctid AS row FROM webhook_deliveries
           WHERE status = 'pending' AND next_attempt_at <= ${now} AND (locked_until IS NULL OR locked_until < ${now}) ${scope}
           ORDER BY next_attempt_at
           LIMIT ${limit}
           FOR UPDATE SKIP LOCKED
         ) due
-        WHERE d.id = due.id
+        WHERE d.ctid = due.row
         RETURNING d.company_id, d.environment, d.id, d.webhook_id, d.event_id, d.event_type, d.payload_format, d.attempts, d.max_attempts, d.created_at
       )
       SELECT c.*, w.found AS found_webhook, w.url, w.header, w.secret, w.deleted, e.payload
@@ -444,8 +446,9 @@ export class WebhookDispatcher {
       last_status_code: code,
       last_error: null,
     });
-    // By the unique id index alone (see claim()): these ids were just leased by this process. A
-    // delete that happened meanwhile (status no longer pending) or a newer lease wins over this outcome.
+    // By the id index alone (a prefix index could scan a company's history, see claim()): these ids
+    // were just leased by this process. A delete that happened meanwhile (status no longer pending)
+    // or a newer lease wins over this outcome.
     const leaseHeld = (deliveries: Claimed[]) => sql<boolean>`(id, attempts) IN (${sql.join(deliveries.map((d) => sql`(${d.id}, ${d.attempts})`))})`;
     if (others.length === 0 && succeeded.size === 1) {
       const [[code, deliveries]] = succeeded;
