@@ -206,9 +206,12 @@ describe('/v1/flows', () => {
 
     // The same event reaching the sink again (a redelivered emit) records no second run.
     const event = JSON.parse(last.raw.toString('utf8'));
-    await h.runtime.deps.database.db
-      .transaction()
-      .execute((trx) => flowSink(h.runtime.deps)(trx, { companyId: co.company.id, environment: 'test' }, event, h.clock.now()));
+    await h.runtime.deps.database.db.transaction().execute(async (trx) => {
+      const scope = { companyId: co.company.id, environment: 'test' as const };
+      const sink = flowSink(h.runtime.deps);
+      const found = await trx.executeQuery(sink.subscribers(trx, scope, event.event).compile());
+      await sink.deliver(trx, scope, event, h.clock.now(), found.rows);
+    });
     assert.equal((await runsOf(flow.id)).length, 1);
     assert.equal(await runJobs(), 0);
 

@@ -26,18 +26,15 @@ export const FLOW_MAX_ATTEMPTS = 8;
  * exactly when its event commits; the unique (flow, event) index makes it once.
  */
 export function flowSink(deps: AppDeps): EventSink {
-  return async (trx, scope, event, at) => {
-    const flows = await trx
-      .selectFrom('flows')
-      .select(['id', 'filters'])
-      .$call(inTenant(scope))
-      .where('event_type', '=', event.event)
-      .where('deleted_at', 'is', null)
-      .execute();
-    for (const flow of flows) {
-      if (!allMatch(flow.filters, event.data)) continue;
-      await recordRun(trx, deps, scope, flow.id, event, at);
-    }
+  return {
+    subscribers: (trx, scope, eventType) =>
+      trx.selectFrom('flows').select(['id', 'filters']).$call(inTenant(scope)).where('event_type', '=', eventType).where('deleted_at', 'is', null),
+    deliver: async (trx, scope, event, at, rows) => {
+      for (const flow of rows as unknown as Pick<FlowRow, 'id' | 'filters'>[]) {
+        if (!allMatch(flow.filters, event.data)) continue;
+        await recordRun(trx, deps, scope, flow.id, event, at);
+      }
+    },
   };
 }
 

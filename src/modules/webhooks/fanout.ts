@@ -1,23 +1,29 @@
-import { sql } from 'kysely';
-import type { EventSink } from '../../platform/outbox/outbox.ts';
+import { sql, type Transaction } from 'kysely';
+import type { DB } from '../../platform/db/schema.ts';
+import type { EventSink, OutboxEvent } from '../../platform/outbox/outbox.ts';
 import { DELIVERY_MACHINE } from './lifecycle.ts';
 import { newDeliveryId } from './service.ts';
 import './tables.ts';
-import { inTenant } from '../../platform/scope.ts';
+import { inTenant, type Tenant } from '../../platform/scope.ts';
 
 /**
  * Creates one delivery per subscribed webhook of the event's company and environment, inside the
  * emitting transaction: an event committed is an event whose deliveries exist.
  */
-export const webhookFanOut: EventSink = async (trx, scope, event, at) => {
-  const subscribed = await trx
-    .selectFrom('webhooks')
-    .select(['id', 'payload_format'])
-    .$call(inTenant(scope))
-    .where('deleted_at', 'is', null)
-    .where(sql<boolean>`events @> ${JSON.stringify([event.event])}::jsonb`)
-    .execute();
-  if (subscribed.length === 0) return;
+export const webhookFanOut: EventSink = {
+  subscribers: (trx, scope, eventType) =>
+    trx
+      .selectFrom('webhooks')
+      .select(['id', 'payload_format'])
+      .$call(inTenant(scope))
+      .where('deleted_at', 'is', null)
+      .where(sql<boolean>`events @> ${JSON.stringify([eventType])}::jsonb`),
+  deliver: (trx, scope, event, at, rows) => deliverTo(trx, scope, event, at, rows as unknown as Subscribed[]),
+};
+
+type Subscribed = { id: string; payload_format: 'standard' | 'legacy' };
+
+async function deliverTo(trx: Transaction<DB>, scope: Tenant, event: OutboxEvent, at: Date, subscribed: Subscribed[]): Promise<void> {
   await trx
     .insertInto('webhook_deliveries')
     .values(
@@ -41,4 +47,4 @@ export const webhookFanOut: EventSink = async (trx, scope, event, at) => {
       })),
     )
     .execute();
-};
+}
