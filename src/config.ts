@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import path from 'node:path';
+import { retentionSettings, type RetentionSettings } from './platform/retention/settings.ts';
 import { parseKey } from './platform/secrets.ts';
 
 /** Every environment variable the service reads, parsed and validated in one place. */
@@ -101,6 +102,8 @@ export interface Config {
   /** E-mail rail: SMTP through nodemailer when set, otherwise the in-memory sandbox. */
   smtpUrl: string | undefined;
   smtpFrom: string;
+  /** RETENTION_*: what old data is swept, and how (docs/operations.md "Retention"). */
+  retention: RetentionSettings;
   /** Lists (docs/lists.md): `total` is counted exactly up to this many matching rows; beyond it `total` is null. */
   listCountCap: number;
 }
@@ -246,6 +249,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: trustProxy(env),
     pagesSecret: env.PAGES_SECRET || undefined,
     ...railsConfig(env),
+    retention: retentionSettings(env),
     listCountCap: int(env, 'LIST_COUNT_CAP', 10_000, 1),
   };
 }

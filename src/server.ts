@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { Runtime } from './runtime.ts';
 import { buildApp, type RouteInfo } from './platform/http/app.ts';
-import { modules, pages } from './modules/index.ts';
+import { modules, pages, retentionRules } from './modules/index.ts';
 import { createCompany, setCompany, rotateKey, OperatorInputError } from './modules/companies/service.ts';
 import type { KeyResolver } from './platform/auth/api-keys.ts';
 import { setFiscalProfile, showFiscalProfile } from './modules/fiscal/operator.ts';
@@ -14,6 +14,7 @@ import { importRanges } from './modules/fiscal/import-ranges.ts';
 import { JobOperatorError, listJobs, retryJob } from './platform/jobs/operator.ts';
 import { testClockOperator } from './modules/test-clocks/operator.ts';
 import { reviewOnboarding } from './modules/onboarding/service.ts';
+import { RetentionInputError, runRetentionOperator } from './platform/retention/operator.ts';
 import { configureLists } from './platform/lists/lists.ts';
 
 export async function createHttpApp(runtime: Runtime): Promise<{ app: FastifyInstance; routes: RouteInfo[]; keys: KeyResolver }> {
@@ -66,6 +67,7 @@ export function startControlSocket(runtime: Runtime, socketPath: string, keys: K
       if (req.method === 'POST' && req.url === '/test-clock') return send(200, await testClockOperator(runtime.deps, input));
       if (req.method === 'POST' && req.url === '/companies/review') return send(200, await reviewOnboarding(runtime.deps, db, input));
       if (req.method === 'POST' && req.url === '/jobs/list') return send(200, await listJobs(db, input, now));
+      if (req.method === 'POST' && req.url === '/retention/run') return send(200, await runRetentionOperator(runtime.deps, retentionRules, input));
       if (req.method === 'POST' && req.url === '/jobs/retry') {
         const out = await retryJob(db, input, now);
         runtime.deps.jobs.wake();
@@ -73,7 +75,9 @@ export function startControlSocket(runtime: Runtime, socketPath: string, keys: K
       }
       send(404, { error: 'unknown command' });
     } catch (error) {
-      send(error instanceof OperatorInputError || error instanceof JobOperatorError ? 400 : 500, { error: (error as Error).message });
+      send(error instanceof OperatorInputError || error instanceof JobOperatorError || error instanceof RetentionInputError ? 400 : 500, {
+        error: (error as Error).message,
+      });
     }
   });
   server.listen(socketPath, () => {

@@ -13,6 +13,8 @@ import { setAllowedOriginsOperator } from '../modules/companies/operator.ts';
 import { JobOperatorError, listJobs, retryJob, type JobView } from '../platform/jobs/operator.ts';
 import { testClockOperator, type TestClockCommand } from '../modules/test-clocks/operator.ts';
 import { reviewOnboarding } from '../modules/onboarding/service.ts';
+import { retentionRules } from '../modules/index.ts';
+import { RetentionInputError, runRetentionOperator, type RetentionRunOutput } from '../platform/retention/operator.ts';
 import { runSecretsCommand, SecretsCommandError } from './secrets.ts';
 
 const USAGE = `recaudo — operator commands
@@ -49,6 +51,8 @@ const USAGE = `recaudo — operator commands
   recaudo jobs list [--dead] [--kind KIND] [--limit N] [--json]
                                  background jobs (--dead: out of attempts, never run again by themselves)
   recaudo jobs retry ID [--json] put a dead job back in the queue, due now, with fresh attempts
+  recaudo retention run [--budget SECONDS] [--json]
+                                 sweep old data once now (docs/operations.md "Retention"); progress on stderr
   recaudo secrets status [--json]  which key seals secrets at rest, and how many values are under each key
   recaudo secrets seal [--batch-size N] [--json]
                                  seal every secret not under the current key (clear values, SECRETS_KEY_PREVIOUS)
@@ -453,6 +457,26 @@ async function run(argv: string[]): Promise<void> {
     print(!!values.json, out, `job ${out.job.id} (${out.job.kind}) is queued again: due now, ${out.job.max_attempts} attempts`);
     return;
   }
+  if (group === 'retention' && action === 'run') {
+    const { values } = parseArgs({ args: rest, options: { budget: { type: 'string' }, json: { type: 'boolean' } }, strict: true });
+    if (values.budget !== undefined && !/^\d{1,6}$/.test(values.budget)) throw new UsageError('--budget must be a number of seconds');
+    const input = { budget_seconds: values.budget === undefined ? undefined : Number(values.budget) };
+    const progress = (line: string) => process.stderr.write(`${line}\n`);
+    let live = false;
+    const out = await withDatabase<RetentionRunOutput>('/retention/run', input, (deps) => {
+      live = true;
+      return runRetentionOperator(deps, retentionRules, input, progress);
+    });
+    // Through the server's control socket the progress comes back with the answer.
+    if (!live) for (const line of out.progress) progress(line);
+    const { progress: _said, ...report } = out;
+    print(
+      !!values.json,
+      report,
+      `swept ${out.rows} row(s) in ${out.ms} ms${out.complete ? '' : out.busy ? ' (another process is sweeping)' : ' (budget spent; run again)'}`,
+    );
+    return;
+  }
   throw new UsageError(`unknown command: ${argv.join(' ')}`);
 }
 
@@ -466,7 +490,8 @@ run(process.argv.slice(2)).then(
       error instanceof OperatorInputError ||
       error instanceof DataDirBusyError ||
       error instanceof JobOperatorError ||
-      error instanceof SecretsCommandError;
+      error instanceof SecretsCommandError ||
+      error instanceof RetentionInputError;
     const message = (error as Error).message ?? String(error);
     process.stderr.write(`recaudo: ${known ? message : ((error as Error).stack ?? message)}\n`);
     if (error instanceof UsageError) process.stderr.write(`\n${USAGE}\n`);

@@ -47,6 +47,14 @@ import { reportRoutes } from './reports/routes.ts';
 import { flowRoutes, registerFlowJobs } from './flows/routes.ts';
 import { onboardingRoutes } from './onboarding/routes.ts';
 import { disputeRoutes } from './disputes/routes.ts';
+import type { RetentionRule } from '../platform/retention/retention.ts';
+import { registerRetention } from '../platform/retention/sweeper.ts';
+import { idempotencyBodies } from '../platform/idempotency/retention.ts';
+import { webhookRetention } from './webhooks/retention.ts';
+import { flowRuns } from './flows/retention.ts';
+import { cardTokens } from './cards/retention.ts';
+import { sessionRetention } from './customer-session/retention.ts';
+import { connectorEvents } from './connectors/retention.ts';
 
 /** Every domain module's routes, in one list the app factory registers under /v1. */
 export const modules: ModuleRegistrar[] = [
@@ -83,6 +91,12 @@ export const modules: ModuleRegistrar[] = [
 /** Every module's columns of secrets sealed at rest (the seal and rotation passes, src/platform/secret-columns.ts). */
 export const sealedColumns: SealedColumns[] = [...webhookSecrets, ...flowSecrets, ...fiscalSecrets, ...connectorSecrets];
 
+/**
+ * What retention sweeps (docs/operations.md "Retention"), in the order a run takes them: each
+ * module declares the rules of its own tables; webhook deliveries come before the events they hold.
+ */
+export const retentionRules: RetentionRule[] = [idempotencyBodies, ...webhookRetention, flowRuns, cardTokens, ...sessionRetention, connectorEvents];
+
 /** Payer-facing HTML pages (hosted payment page, payment portal), outside /v1 and without an API key. */
 export const pages: ModuleRegistrar[] = [payerPages];
 
@@ -109,4 +123,5 @@ export function registerJobHandlers(deps: AppDeps): void {
   registerIssuingJobs(deps);
   registerUtilityJobs(deps);
   registerFlowJobs(deps);
+  registerRetention(deps, retentionRules);
 }

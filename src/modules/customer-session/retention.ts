@@ -1,0 +1,72 @@
+import { sql } from 'kysely';
+import type { Config } from '../../config.ts';
+import { afterCursor, idsBefore, onlyCompanies, type RetentionRule } from '../../platform/retention/retention.ts';
+
+/**
+ * The payer session's short-lived rows, RETENTION_EXPIRED_DAYS (at least a day) after they stopped
+ * counting for anything: a session after its expiry, a login code after its expiry and after the
+ * 24 h caps stopped counting it, a login attempt after the rate limits (an hour at most) and the
+ * 60 s resend check, an approval request after its held charge (5 minutes) could be answered.
+ */
+const expiredAge = (config: Config) => (config.retention.expiredDays > 0 ? config.retention.expiredDays * 86_400_000 : null);
+
+export const customerSessions: RetentionRule = {
+  name: 'session.sessions',
+  table: 'customer_sessions',
+  order: 'expires_at',
+  setting: 'RETENTION_EXPIRED_DAYS',
+  key: ['company_id', 'environment', 'id'],
+  age: expiredAge,
+  // customer_sessions_expiry (0037).
+  select: (batch) => sql`
+    SELECT company_id, environment, id, expires_at AS cursor FROM customer_sessions
+    WHERE expires_at < ${batch.cutoff} ${afterCursor(batch, 'expires_at', true)} ${onlyCompanies(batch)}
+    ORDER BY expires_at LIMIT ${batch.limit} FOR UPDATE SKIP LOCKED`,
+};
+
+export const loginCodes: RetentionRule = {
+  name: 'session.login_codes',
+  table: 'customer_login_codes',
+  order: 'id',
+  setting: 'RETENTION_EXPIRED_DAYS',
+  key: ['company_id', 'environment', 'id'],
+  age: expiredAge,
+  // Code ids carry their creation time: the id index up to the cutoff.
+  select: (batch) => sql`
+    SELECT company_id, environment, id, id AS cursor FROM customer_login_codes
+    WHERE id < ${idsBefore('lc', batch.cutoff)} ${afterCursor(batch, 'id')}
+      AND created_at < ${batch.cutoff} AND expires_at < ${batch.cutoff} ${onlyCompanies(batch)}
+    ORDER BY id LIMIT ${batch.limit} FOR UPDATE SKIP LOCKED`,
+};
+
+export const loginAttempts: RetentionRule = {
+  name: 'session.login_attempts',
+  table: 'customer_login_attempts',
+  order: 'at',
+  setting: 'RETENTION_EXPIRED_DAYS',
+  // The table has no key: a row is found again by its physical address, locked meanwhile.
+  key: ['ctid'],
+  age: expiredAge,
+  // customer_login_attempts_at (0037).
+  select: (batch) => sql`
+    SELECT ctid, at AS cursor FROM customer_login_attempts
+    WHERE at < ${batch.cutoff} ${afterCursor(batch, 'at', true)} ${onlyCompanies(batch)}
+    ORDER BY at LIMIT ${batch.limit} FOR UPDATE SKIP LOCKED`,
+};
+
+export const approvalRequests: RetentionRule = {
+  name: 'session.approval_requests',
+  table: 'session_approval_requests',
+  order: 'charge_id',
+  setting: 'RETENTION_EXPIRED_DAYS',
+  key: ['company_id', 'environment', 'charge_id'],
+  age: expiredAge,
+  // Keyed by the held charge, whose id carries its time (the request is made with the charge).
+  select: (batch) => sql`
+    SELECT company_id, environment, charge_id, charge_id AS cursor FROM session_approval_requests
+    WHERE charge_id < ${idsBefore('ch', batch.cutoff)} ${afterCursor(batch, 'charge_id')}
+      AND created_at < ${batch.cutoff} ${onlyCompanies(batch)}
+    ORDER BY charge_id LIMIT ${batch.limit} FOR UPDATE SKIP LOCKED`,
+};
+
+export const sessionRetention: RetentionRule[] = [customerSessions, loginCodes, loginAttempts, approvalRequests];
