@@ -96,7 +96,7 @@ async function withDatabase<T>(
     if (holder?.role === 'server' && holder.socket) return (await callServer(holder.socket, path, body)) as T;
     if (holder) throw new DataDirBusyError(config.dataDir, holder);
   }
-  const logger = createLogger({ ...config, logLevel: process.env.LOG_LEVEL ?? 'warn' }, 'recaudo-cli');
+  const logger = createLogger({ ...config, logLevel: process.env.LOG_LEVEL ?? 'warn' }, 'recaudo-cli', process.stderr); // stdout is the command's answer
   const runtime = await createRuntime(config, { role: 'cli', logger });
   try {
     return await direct(runtime.deps);

@@ -127,7 +127,7 @@ export async function runSecretsCommand(action: string | undefined, args: string
   const { createLogger, createRuntime } = await import('../runtime.ts');
   const config = loadConfig();
   requireFreeDataDir(config);
-  const logger = createLogger({ ...config, logLevel: process.env.LOG_LEVEL ?? 'warn' }, 'recaudo-cli');
+  const logger = createLogger({ ...config, logLevel: process.env.LOG_LEVEL ?? 'warn' }, 'recaudo-cli', process.stderr); // stdout is the command's answer
   const runtime = await createRuntime(config, { role: 'cli', logger });
   let open = true;
   const close = async () => {
