@@ -7,7 +7,7 @@ const noTestImports = { group: ['**/test/**', '../**/test/*'], message: 'applica
 const noModules = { group: ['**/modules/**', '**/pages/**'], message: 'this layer does not depend on domain modules or pages' };
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'data/**', '.ci/**', 'dist/**'] },
+  { ignores: ['node_modules/**', 'data/**', '.ci/**', 'dist/**', 'packages/*/dist/**', 'packages/sdk/src/schema.d.ts'] },
   ...tseslint.configs.recommended,
   {
     rules: {

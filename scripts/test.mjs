@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 
-const roots = process.argv.slice(2).length ? process.argv.slice(2) : ['src', 'test', 'receiver'];
+const roots = process.argv.slice(2).length ? process.argv.slice(2) : ['src', 'test', 'packages'];
 function collect(p, out) {
   const stat = fs.statSync(p);
   if (stat.isFile()) {

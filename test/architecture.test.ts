@@ -93,7 +93,8 @@ export function cycles(graph: Map<string, string[]>): string[][] {
   return found;
 }
 
-const graph = importGraph(['src', 'test', 'bench', 'scripts', 'receiver'].filter((d) => fs.existsSync(path.join(ROOT, d))));
+const SDK_DIRS = ['packages/sdk/src', 'packages/sdk/test', 'packages/sdk/scripts'];
+const graph = importGraph(['src', 'test', 'bench', 'scripts', ...SDK_DIRS].filter((d) => fs.existsSync(path.join(ROOT, d))));
 const srcFiles = [...graph.keys()].filter((f) => f.startsWith('src/') && !f.endsWith('.test.ts'));
 
 function violations(from: (file: string) => boolean, to: (target: string) => boolean): string[] {
@@ -199,4 +200,16 @@ test('tenant scoping is written once: no hand-written company_id + environment p
   const pair = /\.where\('company_id', '=', [^)]*\)\s*\.where\('environment', '=', /;
   const offenders = srcFiles.filter((f) => f !== 'src/platform/scope.ts' && pair.test(fs.readFileSync(path.join(ROOT, f), 'utf8')));
   assert.deepEqual(offenders, []);
+});
+
+test('the SDK (packages/sdk/src) imports only its own files: it is published alone, without the service', () => {
+  const sdkFiles = [...graph.keys()].filter((f) => f.startsWith('packages/sdk/src/'));
+  assert.ok(sdkFiles.length >= 5, `read ${sdkFiles.length} SDK files`);
+  assert.deepEqual(
+    violations(
+      (f) => sdkFiles.includes(f),
+      (t) => !t.startsWith('packages/sdk/src/'),
+    ),
+    [],
+  );
 });

@@ -11,7 +11,7 @@ import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { verifyWebhook } from '../receiver/index.mjs';
+import { verifyWebhook } from '../packages/sdk/src/webhooks.ts';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const ENGINE: 'pglite' | 'postgres' = process.env.TEST_DATABASE_URL ? 'postgres' : 'pglite';
@@ -591,7 +591,7 @@ export class FaultReceiver {
         let validSignature = false;
         let event: { id?: string; event?: string; data?: { id?: string } } = {};
         try {
-          event = verifyWebhook({ rawBody: raw, headers: req.headers, secret: this.secret, token: this.token });
+          event = verifyWebhook<{ id?: string }>(raw, req.headers, { secret: this.secret, token: this.token });
           validSignature = true;
         } catch {
           try {
