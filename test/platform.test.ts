@@ -24,9 +24,10 @@ describe('platform behaviour', () => {
       const inDoc = doc.body.paths[`/v1${path}`] ?? doc.body.paths[path];
       assert.ok(inDoc?.[route.method.toLowerCase()], `${route.method} ${route.url} is in the OpenAPI document`);
     }
+    // The reference page (Scalar, served locally; test/openapi.test.ts and test/docs-page.browser.test.ts check it further).
     const docs = await h.app.inject({ method: 'GET', url: '/docs/' });
     assert.equal(docs.statusCode, 200);
-    assert.match(docs.body, /swagger/i);
+    assert.match(docs.body, /<title>Recaudo API<\/title>/);
   });
 
   test('every response carries x-request-id, and an incoming one is kept', async () => {

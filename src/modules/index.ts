@@ -47,6 +47,7 @@ import { reportRoutes } from './reports/routes.ts';
 import { flowRoutes, registerFlowJobs } from './flows/routes.ts';
 import { onboardingRoutes } from './onboarding/routes.ts';
 import { disputeRoutes } from './disputes/routes.ts';
+import { apiDocsRoutes } from './api-docs/routes.ts';
 import type { RetentionRule } from '../platform/retention/retention.ts';
 import { registerRetention } from '../platform/retention/sweeper.ts';
 import { idempotencyBodies } from '../platform/idempotency/retention.ts';
@@ -86,6 +87,8 @@ export const modules: ModuleRegistrar[] = [
   flowRoutes,
   onboardingRoutes,
   disputeRoutes,
+  // Last: the OpenAPI document's content (names, webhooks, examples), not routes.
+  apiDocsRoutes,
 ];
 
 /** Every module's columns of secrets sealed at rest (the seal and rotation passes, src/platform/secret-columns.ts). */

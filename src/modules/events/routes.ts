@@ -8,7 +8,7 @@ import { eventList, getEvent, listEvents } from './service.ts';
 import { EVENT_CATALOGUE, EVENT_TYPES } from './catalog.ts';
 
 const tags = ['Events'];
-const eventResponse = z.object({
+export const eventResponse = z.object({
   id: z.string(),
   event: z.string(),
   created_at: z.string(),
@@ -16,7 +16,7 @@ const eventResponse = z.object({
   data: z.record(z.string(), z.unknown()),
 });
 
-const eventTypeResponse = z.object({
+export const eventTypeResponse = z.object({
   type: z.string().describe('the event type, e.g. charge.paid'),
   emitted: z.boolean().describe('true: the service emits it today, and webhooks may subscribe to it; false: listed by SPEC.md, no emitter yet'),
   resource: z.string().describe('the object key of the `legacy` webhook body'),

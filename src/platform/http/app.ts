@@ -1,7 +1,6 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
-import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { sql } from 'kysely';
 import type { AppDeps, Caller, RequestContext } from '../context.ts';
 import { KeyResolver } from '../auth/api-keys.ts';
@@ -23,6 +22,8 @@ import { jsonTooDeep, MAX_BODY_DEPTH } from './body-depth.ts';
 import { bearerTokenMatches } from '../auth/tokens.ts';
 import { committedExecutor } from '../db/database.ts';
 import { corsDecide, corsResponseHeaders } from './cors.ts';
+import { OpenApiDocument } from './openapi-document.ts';
+import { registerDocsPage } from './docs-page.ts';
 
 export type AuthMode = 'secret' | 'publishable' | 'none';
 
@@ -39,6 +40,10 @@ declare module 'fastify' {
      * run failed or died after that answers the resource it recorded (docs/platform.md).
      */
     recover?: RecoverResource;
+  }
+  interface FastifyInstance {
+    /** The OpenAPI document's builder: the API-docs module hands it the document's content (openapi-document.ts). */
+    openapiDocs: OpenApiDocument;
   }
   interface FastifyRequest {
     caller: Caller | null;
@@ -259,17 +264,20 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((req, reply) => errorHandler(new ApiError('route_not_found'), req, reply));
 
+  // The document: route schemas → OpenAPI 3.1, completed by openapi-document.ts (operationIds,
+  // security schemes, idempotency and rate-limit headers, named schemas, webhooks; docs/openapi.md).
+  const openapiDocs = new OpenApiDocument();
+  app.decorate('openapiDocs', openapiDocs);
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
       info: { title: 'Recaudo API', version: API_VERSION, description: 'Payment collection and electronic invoicing for Colombian companies.' },
       servers: [{ url: deps.config.baseUrl }],
-      components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'sk_test_… or sk_live_…' } } },
-      security: [{ apiKey: [] }],
     },
-    transform: jsonSchemaTransform,
+    transform: openapiDocs.routeTransform,
+    transformObject: openapiDocs.documentTransform,
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } });
+  await registerDocsPage(app as unknown as FastifyInstance);
 
   app.get('/health', { schema: { hide: true } }, async (_req, reply) => {
     try {
