@@ -13,6 +13,7 @@ import { setAllowedOriginsOperator } from '../modules/companies/operator.ts';
 import { JobOperatorError, listJobs, retryJob, type JobView } from '../platform/jobs/operator.ts';
 import { testClockOperator, type TestClockCommand } from '../modules/test-clocks/operator.ts';
 import { reviewOnboarding } from '../modules/onboarding/service.ts';
+import { runTransfer } from './transfer.ts';
 import { retentionRules } from '../modules/index.ts';
 import { RetentionInputError, runRetentionOperator, type RetentionRunOutput } from '../platform/retention/operator.ts';
 import { runSecretsCommand, SecretsCommandError } from './secrets.ts';
@@ -61,6 +62,9 @@ const USAGE = `recaudo — operator commands
                                  key file), progress on stderr (docs/operations.md "Secrets at rest")
   recaudo secrets generate-key   print a new random key for SECRETS_KEY
   recaudo migrate
+  recaudo export [--out FILE]    every table to a JSON-lines file (.gz: compressed; none: stdout)
+  recaudo import [--in FILE]     load an export into a fresh database at the same migration
+                                 (moving from the embedded engine to PostgreSQL: docs/deploy.md)
   recaudo worker                 run only the background workers
 
 Uses the same DATA_DIR / DATABASE_URL as the server. With the embedded database, when a server
@@ -122,6 +126,10 @@ async function run(argv: string[]): Promise<void> {
   }
   if (group === 'secrets') {
     process.exitCode = await runSecretsCommand(action, rest);
+    return;
+  }
+  if (group === 'export' || group === 'import') {
+    await runTransfer(group, argv.slice(1));
     return;
   }
   if (group === 'migrate') {
