@@ -8,7 +8,7 @@ import { createCompany, setCompany, rotateKey, OperatorInputError } from './modu
 import type { KeyResolver } from './platform/auth/api-keys.ts';
 import { setFiscalProfile, showFiscalProfile } from './modules/fiscal/operator.ts';
 import { setPayoutAccountOperator } from './modules/cashouts/operator.ts';
-import { setAllowedOriginsOperator } from './modules/companies/operator.ts';
+import { listKeysOperator, setAllowedOriginsOperator } from './modules/companies/operator.ts';
 import { setConnector, showConnector } from './modules/connectors/operator.ts';
 import { importRanges } from './modules/fiscal/import-ranges.ts';
 import { JobOperatorError, listJobs, retryJob } from './platform/jobs/operator.ts';
@@ -50,6 +50,7 @@ export function startControlSocket(runtime: Runtime, socketPath: string, keys: K
       if (req.method === 'POST' && req.url === '/companies/set') return send(200, await setCompany(db, input));
       if (req.method === 'POST' && req.url === '/companies/payout-account') return send(200, await setPayoutAccountOperator(runtime.deps, input));
       if (req.method === 'POST' && req.url === '/companies/allowed-origins') return send(200, await setAllowedOriginsOperator(db, input, now));
+      if (req.method === 'POST' && req.url === '/keys/list') return send(200, await listKeysOperator(db, input));
       if (req.method === 'POST' && req.url === '/keys/rotate') {
         const out = await rotateKey(db, input.company, input.env, now, input.kind);
         keys.forget();

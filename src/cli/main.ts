@@ -17,6 +17,8 @@ import { runTransfer } from './transfer.ts';
 import { retentionRules } from '../modules/index.ts';
 import { RetentionInputError, runRetentionOperator, type RetentionRunOutput } from '../platform/retention/operator.ts';
 import { runSecretsCommand, SecretsCommandError } from './secrets.ts';
+import { describeKeys, listen, ToolError, trigger } from './tools.ts';
+import { listKeysOperator } from '../modules/companies/operator.ts';
 
 const USAGE = `recaudo — operator commands
 
@@ -31,11 +33,19 @@ const USAGE = `recaudo — operator commands
   recaudo companies review --company ID --start|--approve|--reject [--reason TEXT] [--json]
                                  review a company a platform onboarded (pending → in_review → active | rejected)
   recaudo keys rotate --company ID --env test|live [--publishable] [--json]
+  recaudo keys list --company ID [--env test|live] [--json]
+                                 the company's keys: prefix, environment, kind, created, revoked (never the key)
+  recaudo listen --forward-to URL [--api-key sk_test_...] [--api-url URL] [--events a,b] [--since ISO]
+      [--secret S] [--token T] [--payload-format standard|legacy] [--max-events N]
+                                 re-post each new test event, signed like a webhook delivery, to a local URL
+  recaudo trigger EVENT [--api-key sk_test_...] [--api-url URL] [--json]
+                                 cause a test event through the API: charge.paid, charge.failed, charge.refunded,
+                                 payment.created, payment.deleted
   recaudo fiscal-profile show --company ID --env test|live [--json]
   recaudo fiscal-profile set --company ID --env test|live [--nit DIGITS --dv D --legal-name NAME
       --trade-name NAME --address LINE --city-code DIVIPOLA --email E --phone P
       --responsibilities O-13,O-15 --tax-regime 48 --software-id ID --software-pin PIN
-      --certificate file.p12 --certificate-password PASS
+      --certificate file.p12 --certificate-password-file FILE --software-pin-file FILE
       --dian-endpoint habilitacion|produccion|URL --dian-mode sync|async|test_set
       --dian-test-set-id ID --dian-timeout-ms MS] [--json]
   recaudo fiscal import-ranges --company ID --env test|live [--account-code NIT]
@@ -106,6 +116,15 @@ async function withDatabase<T>(
     return await direct(runtime.deps);
   } finally {
     await runtime.close();
+  }
+}
+
+/** A secret passed as a file: its content without the trailing newline an editor or `echo` adds. */
+function readSecretFile(file: string, flag: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+  } catch (error) {
+    throw new OperatorInputError(`cannot read ${flag} ${file}: ${(error as Error).message}`);
   }
 }
 
@@ -217,6 +236,22 @@ async function run(argv: string[]): Promise<void> {
     print(!!values.json, out, `company ${out.company.id} (onboarded by ${out.platform}): ${out.company.status}`);
     return;
   }
+  if (group === 'keys' && action === 'list') {
+    const { values } = parseArgs({
+      args: rest,
+      options: { company: { type: 'string' }, env: { type: 'string' }, json: { type: 'boolean' } },
+      strict: true,
+    });
+    const input = { company: values.company, env: values.env };
+    const out = await withDatabase('/keys/list', input, (deps) => listKeysOperator(deps.database.db, input));
+    print(!!values.json, out, describeKeys(out));
+    return;
+  }
+  if (group === 'listen' || group === 'trigger') {
+    const args = argv.slice(1);
+    process.exitCode = group === 'listen' ? await listen(args) : await trigger(args);
+    return;
+  }
   if (group === 'keys' && action === 'rotate') {
     const { values } = parseArgs({
       args: rest,
@@ -254,6 +289,8 @@ async function run(argv: string[]): Promise<void> {
         'software-pin': { type: 'string' },
         certificate: { type: 'string' },
         'certificate-password': { type: 'string' },
+        'certificate-password-file': { type: 'string' },
+        'software-pin-file': { type: 'string' },
         'dian-endpoint': { type: 'string' },
         'dian-mode': { type: 'string' },
         'dian-test-set-id': { type: 'string' },
@@ -301,6 +338,16 @@ async function run(argv: string[]): Promise<void> {
       dian.timeout_ms = Number(values['dian-timeout-ms']);
     }
     if (Object.keys(dian).length) profile.dian = dian;
+    // Secrets from files, not argv (which other users can read in the process list).
+    for (const [flag, fileFlag, field] of [
+      ['certificate-password', 'certificate-password-file', 'certificate_password'],
+      ['software-pin', 'software-pin-file', 'software_pin'],
+    ] as const) {
+      if (values[flag] !== undefined && values[fileFlag] !== undefined) throw new UsageError(`give --${flag} or --${fileFlag}, not both`);
+      if (values[flag] !== undefined)
+        process.stderr.write(`recaudo: --${flag} is deprecated (visible in the process list): use --${fileFlag} FILE\n`);
+      if (values[fileFlag] !== undefined) profile[field] = readSecretFile(values[fileFlag]!, `--${fileFlag}`);
+    }
     if (values.certificate !== undefined) {
       let bytes: Buffer;
       try {
@@ -499,6 +546,7 @@ run(process.argv.slice(2)).then(
       error instanceof DataDirBusyError ||
       error instanceof JobOperatorError ||
       error instanceof SecretsCommandError ||
+      error instanceof ToolError ||
       error instanceof RetentionInputError;
     const message = (error as Error).message ?? String(error);
     process.stderr.write(`recaudo: ${known ? message : ((error as Error).stack ?? message)}\n`);

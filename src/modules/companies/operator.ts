@@ -50,3 +50,43 @@ export async function setAllowedOriginsOperator(
     throw error;
   }
 }
+
+/** One API key as `recaudo keys list` shows it: never the key (only its hash is stored) nor its hash. */
+export interface KeyView {
+  id: string;
+  prefix: string;
+  environment: Environment;
+  kind: 'secret' | 'publishable';
+  created_at: string;
+  revoked_at: string | null;
+}
+
+/** `recaudo keys list --company ID [--env test|live]` (CLI and control socket): newest first. */
+export async function listKeysOperator(
+  db: Executor,
+  input: { company?: string; env?: string },
+): Promise<{ company: { id: string }; keys: KeyView[] }> {
+  if (typeof input.company !== 'string' || !input.company) throw new OperatorInputError('--company is required');
+  if (input.env !== undefined && input.env !== 'test' && input.env !== 'live') throw new OperatorInputError('--env must be test or live');
+  const company = await db.selectFrom('companies').select('id').where('id', '=', input.company).executeTakeFirst();
+  if (!company) throw new OperatorInputError(`company ${input.company} does not exist`);
+  let q = db
+    .selectFrom('api_keys')
+    .select(['id', 'key_hint', 'environment', 'kind', 'created_at', 'revoked_at'])
+    .where('company_id', '=', company.id)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc');
+  if (input.env) q = q.where('environment', '=', input.env);
+  const rows = await q.execute();
+  return {
+    company: { id: company.id },
+    keys: rows.map((r) => ({
+      id: r.id,
+      prefix: r.key_hint,
+      environment: r.environment as Environment,
+      kind: r.kind as 'secret' | 'publishable',
+      created_at: new Date(r.created_at).toISOString(),
+      revoked_at: r.revoked_at ? new Date(r.revoked_at).toISOString() : null,
+    })),
+  };
+}

@@ -1,0 +1,205 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { ENGINE } from './harness.ts';
+import { freePort } from './fault-harness.ts';
+import { makeTestPkcs12 } from './support/fiscal.ts';
+import { signBody } from '../src/modules/webhooks/signature.ts';
+
+/**
+ * The developer and operator tools against a running server, as a developer runs them
+ * (docs/operations.md "Developer tools"): `recaudo keys list`, `recaudo trigger`, `recaudo listen`
+ * forwarding signed events to a local receiver, and secrets passed to `fiscal-profile set` as files.
+ */
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'recaudo-tools-cli-'));
+const port = await freePort();
+const base = `http://127.0.0.1:${port}`;
+const env: NodeJS.ProcessEnv = {
+  ...process.env,
+  PORT: String(port),
+  HOST: '127.0.0.1',
+  DATA_DIR: dataDir,
+  DATABASE_URL: ENGINE === 'postgres' ? process.env.TEST_DATABASE_URL : '',
+  LOG_LEVEL: 'warn',
+  RECAUDO_API_URL: base,
+};
+
+function cli(...args: string[]) {
+  const res = spawnSync(process.execPath, ['bin/recaudo.mjs', ...args], { env, encoding: 'utf8', timeout: 120_000 });
+  return { code: res.status, stdout: res.stdout, stderr: res.stderr };
+}
+
+/** Without blocking this process (the receiver it runs must answer meanwhile). */
+function cliAsync(...args: string[]): { child: ChildProcess; done: Promise<{ code: number | null; stdout: string; stderr: string }> } {
+  const child = spawn(process.execPath, ['bin/recaudo.mjs', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (c) => (stdout += c));
+  child.stderr!.on('data', (c) => (stderr += c));
+  return { child, done: once(child, 'close').then(([code]) => ({ code: code as number | null, stdout, stderr })) };
+}
+
+describe('recaudo keys list, trigger, listen and secrets from files', () => {
+  let server: ChildProcess;
+  let company: { company: { id: string }; keys: { test: string; live: string }; publishable_keys: { test: string } };
+
+  before(async () => {
+    server = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+    const deadline = Date.now() + 90_000;
+    for (;;) {
+      try {
+        if ((await fetch(`${base}/health`)).ok) break;
+      } catch {
+        /* starting */
+      }
+      if (server.exitCode !== null || Date.now() > deadline) throw new Error('server did not start');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const created = cli('companies', 'create', '--name', 'Herramientas SAS', '--json');
+    assert.equal(created.code, 0, created.stderr);
+    company = JSON.parse(created.stdout);
+  });
+  after(async () => {
+    server.kill('SIGTERM');
+    await once(server, 'exit');
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  test('keys list: prefix, environment, kind, created and revoked; never a key', () => {
+    const rotated = cli('keys', 'rotate', '--company', company.company.id, '--env', 'test', '--publishable', '--json');
+    assert.equal(rotated.code, 0, rotated.stderr);
+    const out = cli('keys', 'list', '--company', company.company.id, '--json');
+    assert.equal(out.code, 0, out.stderr);
+    const { keys } = JSON.parse(out.stdout) as {
+      keys: { prefix: string; environment: string; kind: string; created_at: string; revoked_at: string | null }[];
+    };
+    assert.equal(keys.length, 5, 'secret and publishable keys of both environments, and the revoked publishable one');
+    assert.deepEqual(keys.map((k) => `${k.environment} ${k.kind} ${k.revoked_at ? 'revoked' : 'active'}`).sort(), [
+      'live publishable active',
+      'live secret active',
+      'test publishable active',
+      'test publishable revoked',
+      'test secret active',
+    ]);
+    assert.ok(keys.every((k) => k.prefix.length < 20 && /^(sk|pk)_(test|live)_/.test(k.prefix)));
+    for (const secret of [company.keys.test, company.keys.live, company.publishable_keys.test, JSON.parse(rotated.stdout).key])
+      assert.ok(!out.stdout.includes(secret), 'no key is printed');
+    const human = cli('keys', 'list', '--company', company.company.id, '--env', 'live');
+    assert.equal(human.stdout.trim().split('\n').length, 2);
+    assert.equal(cli('keys', 'list', '--company', 'cmp_nope').code, 2);
+  });
+
+  test('listen forwards new events signed like deliveries; trigger causes them and prints what it made', async () => {
+    const received: { headers: http.IncomingHttpHeaders; raw: string }[] = [];
+    const receiver = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c) => chunks.push(c));
+      req.on('end', () => {
+        received.push({ headers: req.headers, raw: Buffer.concat(chunks).toString('utf8') });
+        res.writeHead(received.length === 1 ? 200 : 500).end();
+      });
+    });
+    receiver.listen(0, '127.0.0.1');
+    await once(receiver, 'listening');
+    const hook = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`;
+    try {
+      // An event before listen started is not forwarded.
+      assert.equal(cli('trigger', 'payment.created', '--api-key', company.keys.test).code, 0);
+      const secret = 'wh_tok_listen_test_secret';
+      const listening = cliAsync(
+        'listen',
+        '--forward-to',
+        hook,
+        '--api-key',
+        company.keys.test,
+        '--events',
+        'charge.paid,payment.deleted',
+        '--secret',
+        secret,
+        '--token',
+        'tok-123',
+        '--interval-ms',
+        '100',
+        '--max-events',
+        '2',
+      );
+      // Ready once it printed its secret.
+      for (let i = 0; i < 600 && !listening.child.stderr!.readableLength && listening.child.exitCode === null; i++)
+        await new Promise((r) => setTimeout(r, 50));
+      const paid = cli('trigger', 'charge.paid', '--api-key', company.keys.test, '--json');
+      assert.equal(paid.code, 0, paid.stderr);
+      const made = JSON.parse(paid.stdout);
+      assert.deepEqual(
+        made.created.map((c: { object: string }) => c.object),
+        ['customer', 'card', 'charge'],
+      );
+      assert.equal(made.created[2].status, 'paid');
+      const deleted = cli('trigger', 'payment.deleted', '--api-key', company.keys.test);
+      assert.equal(deleted.code, 0, deleted.stderr);
+      assert.match(deleted.stdout, /payment\.deleted triggered:\n {2}payment\s+pay_/);
+
+      const out = await listening.done;
+      assert.equal(out.code, 0, out.stderr);
+      assert.match(out.stderr, /signing secret \(Signature\): wh_tok_listen_test_secret/);
+      assert.deepEqual(
+        received.map((r) => r.headers['x-webhook-event']),
+        ['charge.paid', 'payment.deleted'],
+      );
+      for (const r of received) {
+        assert.equal(r.headers.signature, signBody(secret, r.raw), 'signed over the exact bytes with the session secret');
+        assert.equal(r.headers['x-webhook-token'], 'tok-123');
+        assert.equal(JSON.parse(r.raw).id, r.headers['x-webhook-id']);
+      }
+      assert.equal(JSON.parse(received[0].raw).data.id, made.created[2].id, 'the charge trigger made');
+      const lines = out.stdout.trim().split('\n');
+      assert.equal(lines.length, 2);
+      assert.match(lines[0], /charge\.paid\s+evt_\S+\s+→ 200/);
+      assert.match(lines[1], /payment\.deleted\s+evt_\S+\s+→ 500/);
+    } finally {
+      receiver.close();
+    }
+  });
+
+  test('listen and trigger take test keys only; trigger names what it can cause', () => {
+    const live = cli('trigger', 'charge.paid', '--api-key', company.keys.live);
+    assert.equal(live.code, 2);
+    assert.match(live.stderr, /only a test secret key/);
+    const unknown = cli('trigger', 'invoice.nope', '--api-key', company.keys.test);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /charge\.refunded/);
+    assert.equal(cli('listen', '--forward-to', 'http://127.0.0.1:9/x', '--api-key', company.keys.live).code, 2);
+  });
+
+  test('fiscal-profile set: the certificate password and the PIN from files; the old flag still works with a warning', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'recaudo-pw-'));
+    try {
+      const password = 'clave del certificado';
+      fs.writeFileSync(path.join(dir, 'cert.p12'), makeTestPkcs12(password).p12);
+      fs.writeFileSync(path.join(dir, 'password'), `${password}\n`, { mode: 0o600 });
+      fs.writeFileSync(path.join(dir, 'pin'), '77777\n', { mode: 0o600 });
+      const args = ['fiscal-profile', 'set', '--company', company.company.id, '--env', 'test', '--certificate', path.join(dir, 'cert.p12'), '--json'];
+      const fromFiles = cli(...args, '--certificate-password-file', path.join(dir, 'password'), '--software-pin-file', path.join(dir, 'pin'));
+      assert.equal(fromFiles.code, 0, fromFiles.stderr);
+      assert.ok(JSON.parse(fromFiles.stdout).profile.certificate, 'the PKCS#12 opened with the password read from the file');
+      assert.doesNotMatch(fromFiles.stderr, /deprecated/);
+
+      const onArgv = cli(...args, '--certificate-password', password);
+      assert.equal(onArgv.code, 0, onArgv.stderr);
+      assert.match(onArgv.stderr, /--certificate-password is deprecated .* use --certificate-password-file FILE/);
+
+      const both = cli(...args, '--certificate-password', password, '--certificate-password-file', path.join(dir, 'password'));
+      assert.equal(both.code, 2);
+      const wrong = cli(...args, '--certificate-password-file', path.join(dir, 'pin'));
+      assert.equal(wrong.code, 2, 'a password that does not open the certificate is refused');
+      assert.equal(cli(...args, '--certificate-password-file', path.join(dir, 'missing')).code, 2);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
