@@ -225,6 +225,10 @@ describe(`recaudo export / import (${ENGINE} to the other engine)`, { skip }, ()
     const refused = cli(target, 'import', '--in', truncated);
     assert.equal(refused.code, 2, refused.stderr);
     assert.match(refused.stderr, /incomplete \(nothing was imported\)/);
+    // Another SECRETS_KEY on this side could not open the connector's keys: refused before the commit.
+    const otherKey = cli({ ...target, SECRETS_KEY: randomBytes(32).toString('hex') }, 'import', '--in', exported);
+    assert.equal(otherKey.code, 2, otherKey.stderr);
+    assert.match(otherKey.stderr, /sealed under key [0-9a-f]{8}, which this process does not hold: set SECRETS_KEY .* nothing was imported/);
 
     const out = cli(target, 'import', '--in', exported);
     assert.equal(out.code, 0, out.stderr);

@@ -33,12 +33,6 @@ async function openRuntime() {
   return { config, runtime: await createRuntime(config, { role: 'cli', logger }) };
 }
 
-/** The keys this process opens secrets with, when the runtime has a keyring (secrets at rest). */
-function heldKeyIds(deps: object): string[] | null {
-  const ring = (deps as { secrets?: { current: Buffer; opening: readonly Buffer[] } }).secrets;
-  return ring ? [ring.current, ...ring.opening].map(keyId) : null;
-}
-
 async function runExport(args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { out: { type: 'string' } }, strict: true });
   const target = values.out && values.out !== '-' ? values.out : null;
@@ -97,11 +91,12 @@ async function runImport(args: string[]): Promise<void> {
   if (source?.endsWith('.gz')) input = input.pipe(createGunzip());
   const lines = readline.createInterface({ input, crlfDelay: Infinity });
   try {
-    const held = heldKeyIds(runtime.deps);
+    const { secrets } = runtime.deps;
+    const held = [secrets.current, ...secrets.opening].map(keyId);
     const { header, trailer } = await importDatabase(runtime.deps.database.db, lines, progressOnStderr(), {
       // Before the commit: secrets this side cannot open would make the copy useless.
       beforeCommit(trailer) {
-        const missing = held ? trailer.sealed_key_ids.filter((id) => !held.includes(id)) : [];
+        const missing = trailer.sealed_key_ids.filter((id) => !held.includes(id));
         if (missing.length) {
           throw new TransferError(
             `the export's secrets are sealed under key ${missing.join(', ')}, which this process does not hold: set SECRETS_KEY ` +
