@@ -11,10 +11,9 @@ export const cardTokens: RetentionRule = {
   table: 'card_tokens',
   order: 'expires_at',
   setting: 'RETENTION_EXPIRED_DAYS',
-  key: ['company_id', 'environment', 'id'],
   age: (config) => (config.retention.expiredDays > 0 ? config.retention.expiredDays * 86_400_000 : null),
   select: (batch) => sql`
-    SELECT company_id, environment, id, expires_at AS cursor FROM card_tokens
+    SELECT ctid, expires_at AS cursor FROM card_tokens
     WHERE expires_at < ${batch.cutoff} ${afterCursor(batch, 'expires_at', true)} ${onlyCompanies(batch)}
     ORDER BY expires_at LIMIT ${batch.limit} FOR UPDATE SKIP LOCKED`,
 };

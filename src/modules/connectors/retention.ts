@@ -12,10 +12,9 @@ export const connectorEvents: RetentionRule = {
   table: 'connector_events',
   order: 'id',
   setting: 'RETENTION_CONNECTOR_EVENTS_DAYS',
-  key: ['id'],
   age: (config) => (config.retention.connectorEventsDays > 0 ? config.retention.connectorEventsDays * 86_400_000 : null),
   select: (batch) => sql`
-    SELECT e.id, e.id AS cursor FROM connector_events e
+    SELECT e.ctid, e.id AS cursor FROM connector_events e
     WHERE e.id < ${idsBefore('cev', batch.cutoff)} ${afterCursor(batch, 'e.id')}
       AND e.received_at < ${batch.cutoff} ${onlyCompanies(batch, 'e.company_id')}
       AND (

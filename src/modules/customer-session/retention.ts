@@ -15,11 +15,10 @@ export const customerSessions: RetentionRule = {
   table: 'customer_sessions',
   order: 'expires_at',
   setting: 'RETENTION_EXPIRED_DAYS',
-  key: ['company_id', 'environment', 'id'],
   age: expiredAge,
   // customer_sessions_expiry (0037).
   select: (batch) => sql`
-    SELECT company_id, environment, id, expires_at AS cursor FROM customer_sessions
+    SELECT ctid, expires_at AS cursor FROM customer_sessions
     WHERE expires_at < ${batch.cutoff} ${afterCursor(batch, 'expires_at', true)} ${onlyCompanies(batch)}
     ORDER BY expires_at LIMIT ${batch.limit} FOR UPDATE SKIP LOCKED`,
 };
@@ -29,11 +28,10 @@ export const loginCodes: RetentionRule = {
   table: 'customer_login_codes',
   order: 'id',
   setting: 'RETENTION_EXPIRED_DAYS',
-  key: ['company_id', 'environment', 'id'],
   age: expiredAge,
   // Code ids carry their creation time: the id index up to the cutoff.
   select: (batch) => sql`
-    SELECT company_id, environment, id, id AS cursor FROM customer_login_codes
+    SELECT ctid, id AS cursor FROM customer_login_codes
     WHERE id < ${idsBefore('lc', batch.cutoff)} ${afterCursor(batch, 'id')}
       AND created_at < ${batch.cutoff} AND expires_at < ${batch.cutoff} ${onlyCompanies(batch)}
     ORDER BY id LIMIT ${batch.limit} FOR UPDATE SKIP LOCKED`,
@@ -44,8 +42,6 @@ export const loginAttempts: RetentionRule = {
   table: 'customer_login_attempts',
   order: 'at',
   setting: 'RETENTION_EXPIRED_DAYS',
-  // The table has no key: a row is found again by its physical address, locked meanwhile.
-  key: ['ctid'],
   age: expiredAge,
   // customer_login_attempts_at (0037).
   select: (batch) => sql`
@@ -59,11 +55,10 @@ export const approvalRequests: RetentionRule = {
   table: 'session_approval_requests',
   order: 'charge_id',
   setting: 'RETENTION_EXPIRED_DAYS',
-  key: ['company_id', 'environment', 'charge_id'],
   age: expiredAge,
   // Keyed by the held charge, whose id carries its time (the request is made with the charge).
   select: (batch) => sql`
-    SELECT company_id, environment, charge_id, charge_id AS cursor FROM session_approval_requests
+    SELECT ctid, charge_id AS cursor FROM session_approval_requests
     WHERE charge_id < ${idsBefore('ch', batch.cutoff)} ${afterCursor(batch, 'charge_id')}
       AND created_at < ${batch.cutoff} ${onlyCompanies(batch)}
     ORDER BY charge_id LIMIT ${batch.limit} FOR UPDATE SKIP LOCKED`,

@@ -10,10 +10,9 @@ export const flowRuns: RetentionRule = {
   table: 'flow_runs',
   order: 'created_at',
   setting: 'RETENTION_FLOW_RUNS_DAYS',
-  key: ['company_id', 'environment', 'id'],
   age: (config) => (config.retention.flowRunsDays > 0 ? config.retention.flowRunsDays * 86_400_000 : null),
   select: (batch) => sql`
-    SELECT company_id, environment, id, created_at AS cursor FROM flow_runs
+    SELECT ctid, created_at AS cursor FROM flow_runs
     WHERE status <> 'pending' AND created_at < ${batch.cutoff} ${afterCursor(batch, 'created_at', true)} ${onlyCompanies(batch)}
     ORDER BY created_at LIMIT ${batch.limit} FOR UPDATE SKIP LOCKED`,
 };

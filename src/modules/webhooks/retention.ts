@@ -14,26 +14,21 @@ const days = (n: number) => (n > 0 ? n * DAY_MS : null);
 export const webhookDeliveries: RetentionRule = {
   name: 'webhooks.deliveries',
   table: 'webhook_deliveries',
+  children: ['webhook_attempts'],
   order: 'id',
   setting: 'RETENTION_WEBHOOK_DELIVERIES_DAYS',
-  key: ['company_id', 'environment', 'id'],
   age: (config) => days(config.retention.webhookDeliveriesDays),
   select: (batch) => sql`
-    SELECT company_id, environment, id, id AS cursor FROM webhook_deliveries
+    SELECT ctid, id, id AS cursor FROM webhook_deliveries
     WHERE id < ${idsBefore('whd', batch.cutoff)} ${afterCursor(batch, 'id')}
       AND created_at < ${batch.cutoff} AND status <> 'pending' ${onlyCompanies(batch)}
     ORDER BY id LIMIT ${batch.limit} FOR UPDATE SKIP LOCKED`,
-  // The attempts go with their delivery, in the same statement (webhook_attempts_delivery).
+  // The attempts go with their delivery, in the same statement, found by the delivery's id alone
+  // (webhook_attempts_delivery; an id names one delivery). The delivery by its ctid (locked).
   statement: (batch) => sql<SweepRow>`
       WITH doomed AS (${webhookDeliveries.select(batch)}),
-      attempts AS (
-        DELETE FROM webhook_attempts a USING doomed d
-        WHERE a.delivery_id = d.id AND a.company_id = d.company_id AND a.environment = d.environment
-      ),
-      swept AS (
-        DELETE FROM webhook_deliveries t USING doomed d
-        WHERE t.company_id = d.company_id AND t.environment = d.environment AND t.id = d.id RETURNING d.cursor
-      )
+      attempts AS (DELETE FROM webhook_attempts a USING doomed d WHERE a.delivery_id = d.id),
+      swept AS (DELETE FROM webhook_deliveries t USING doomed d WHERE t.ctid = d.ctid RETURNING d.cursor)
       SELECT count(*) AS n, max(cursor) AS cursor FROM swept`,
 };
 
@@ -55,10 +50,9 @@ export const events: RetentionRule = {
   table: 'events',
   order: 'id',
   setting: 'RETENTION_EVENTS_DAYS',
-  key: ['company_id', 'environment', 'id'],
   age: eventsAge,
   select: (batch) => sql`
-    SELECT e.company_id, e.environment, e.id, e.id AS cursor FROM events e
+    SELECT e.ctid, e.id AS cursor FROM events e
     WHERE e.id < ${idsBefore('evt', batch.cutoff)} ${afterCursor(batch, 'e.id')}
       AND e.created_at < ${batch.cutoff} ${onlyCompanies(batch, 'e.company_id')}
       AND NOT EXISTS (

@@ -12,11 +12,10 @@ export const idempotencyBodies: RetentionRule = {
   table: 'idempotency_keys',
   order: 'completed_at',
   setting: 'RETENTION_IDEMPOTENCY_BODY_HOURS',
-  key: ['company_id', 'environment', 'key'],
   age: (config) => (config.retention.idempotencyBodyHours > 0 ? config.retention.idempotencyBodyHours * 3_600_000 : null),
   // idempotency_keys_body_completed (0037): only the rows that still have a body.
   select: (batch) => sql`
-    SELECT company_id, environment, key, completed_at AS cursor FROM idempotency_keys
+    SELECT ctid, completed_at AS cursor FROM idempotency_keys
     WHERE response_body IS NOT NULL AND completed_at < ${batch.cutoff} ${afterCursor(batch, 'completed_at', true)} ${onlyCompanies(batch)}
     ORDER BY completed_at LIMIT ${batch.limit} FOR UPDATE SKIP LOCKED`,
   statement: (batch) => sweepStatement(idempotencyBodies, batch, sql`response_body = NULL`),
