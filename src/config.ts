@@ -9,6 +9,11 @@ export interface Config {
   port: number;
   host: string;
   databaseUrl: string | undefined;
+  /**
+   * DATABASE_DIRECT_URL: PostgreSQL itself, for the sessions a transaction pooler cannot carry
+   * (LISTEN); set when DATABASE_URL points at PgBouncer in transaction mode (docs/scaling.md).
+   */
+  databaseDirectUrl: string | undefined;
   dataDir: string;
   baseUrl: string;
   logLevel: string;
@@ -193,10 +198,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new Error('DATABASE_URL must start with postgres:// or postgresql://');
   }
+  const databaseDirectUrl = env.DATABASE_DIRECT_URL || undefined;
+  if (databaseDirectUrl && !/^postgres(ql)?:\/\//.test(databaseDirectUrl)) {
+    throw new Error('DATABASE_DIRECT_URL must start with postgres:// or postgresql://');
+  }
   return {
     port,
     host,
     databaseUrl,
+    databaseDirectUrl,
     dataDir: path.resolve(env.DATA_DIR || './data'),
     baseUrl: (env.PUBLIC_BASE_URL || `http://localhost:${port}`).replace(/\/+$/, ''),
     logLevel: env.LOG_LEVEL || 'info',

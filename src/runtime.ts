@@ -95,6 +95,7 @@ export async function createRuntime(
       opts.database ??
       (await openDatabase({
         databaseUrl: config.databaseUrl,
+        listenUrl: config.databaseDirectUrl,
         dataDir: config.dataDir,
         poolSize: config.dbPoolSize,
         limits: {

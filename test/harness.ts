@@ -80,11 +80,13 @@ export async function createHarness(env: Record<string, string> = {}, opts: { lo
     MESSAGING_SANDBOX_DELAY_MS: '0',
     PUBLIC_BASE_URL: 'http://recaudo.test',
     DATABASE_URL: process.env.TEST_DATABASE_URL ?? '',
+    // Set by scripts/pgbouncer-tests.sh: LISTEN straight to PostgreSQL, the rest through PgBouncer.
+    DATABASE_DIRECT_URL: process.env.TEST_DATABASE_DIRECT_URL ?? '',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     ...env,
   });
   const database: Database = config.databaseUrl
-    ? await openDatabase({ databaseUrl: config.databaseUrl, poolSize: 10 })
+    ? await openDatabase({ databaseUrl: config.databaseUrl, listenUrl: config.databaseDirectUrl, poolSize: 10 })
     : wrapPglite(await pgliteFromTemplate());
   const clock = new ManualClock();
   const runtime = await createRuntime(config, { role: 'server', database, clock, logger: opts.logger ?? pino({ level: config.logLevel }) });

@@ -24,6 +24,12 @@ const parseInt8 = (value: string) => BigInt(value);
 
 export interface OpenOptions {
   databaseUrl?: string;
+  /**
+   * LISTEN's own session (PostgreSQL). A transaction pooler (PgBouncer in transaction mode) cannot
+   * keep a LISTEN: point this straight at PostgreSQL (DATABASE_DIRECT_URL, docs/scaling.md).
+   * Default: databaseUrl.
+   */
+  listenUrl?: string;
   dataDir?: string;
   /** Pre-built PGlite (tests load one from a dumped template). */
   pglite?: PGlite;
@@ -150,7 +156,7 @@ function openPostgres(opts: OpenOptions): Database {
     async close() {
       await db.destroy();
     },
-    listen: (channel, onNotify, options) => listenPostgres({ url, applicationName }, channel, onNotify, options),
+    listen: (channel, onNotify, options) => listenPostgres({ url: opts.listenUrl || url, applicationName }, channel, onNotify, options),
   };
 }
 
