@@ -436,7 +436,8 @@ async function post(trx: Transaction<DB>, scope: LedgerScope, input: PostTransac
     const key = keyOf(scope, e.account);
     const covered = e.amount < 0n && (cover?.get(key) ?? 0n) >= -e.amount;
     if (covered) used.push([key, -e.amount]);
-    const unrolled = e.account.kind === 'external_clearing' || !NON_NEGATIVE.includes(e.account.kind) || e.amount > 0n || covered;
+    // external_clearing has no floor; a credit cannot break one; a covered debit is paid by a credit of this call.
+    const unrolled = !NON_NEGATIVE.includes(e.account.kind) || e.amount > 0n || covered;
     return { account: accounts.get(key)!, amount: e.amount, unrolled };
   });
   const written = await insertTransaction(trx, scope, input, moves, now);
