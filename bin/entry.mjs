@@ -8,9 +8,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-function buildStamp() {
+function buildStamp(dir) {
   try {
-    return Number(fs.readFileSync(path.join(root, 'dist', '.build-stamp'), 'utf8'));
+    return Number(fs.readFileSync(path.join(dir, 'dist', '.build-stamp'), 'utf8'));
   } catch {
     return null;
   }
@@ -28,6 +28,12 @@ function changedSince(dir, since) {
   return false;
 }
 
+/** Whether dist/ (under `dir`, the project by default) was built after the last change in src/. */
+export function buildIsCurrent(dir = root) {
+  const stamp = buildStamp(dir);
+  return stamp !== null && fs.existsSync(path.join(dir, 'dist', 'main.js')) && !changedSince(path.join(dir, 'src'), stamp);
+}
+
 /**
  * Imports `name` (e.g. 'main', 'cli/main') from dist/ or src/.
  * `announce` says on stderr when the sources are run instead of the build.
@@ -36,9 +42,7 @@ export async function runEntry(name, { announce = false } = {}) {
   const built = path.join(root, 'dist', `${name}.js`);
   const source = path.join(root, 'src', `${name}.ts`);
   const hasBuild = fs.existsSync(built);
-  if (!fs.existsSync(source)) return import(pathToFileURL(built).href);
-  const stamp = buildStamp();
-  if (hasBuild && stamp !== null && !changedSince(path.join(root, 'src'), stamp)) return import(pathToFileURL(built).href);
+  if (!fs.existsSync(source) || (hasBuild && buildIsCurrent())) return import(pathToFileURL(built).href);
 
   let tsx = null;
   try {
