@@ -15,6 +15,9 @@ export interface Config {
    */
   databaseDirectUrl: string | undefined;
   dataDir: string;
+  /** The embedded engine (src/platform/db/embedded.ts): its buffer pool and first-start template. */
+  embeddedSharedBuffers: string;
+  embeddedTemplateDir: string | undefined;
   baseUrl: string;
   logLevel: string;
   rateLimitLive: number;
@@ -191,6 +194,13 @@ function trustProxy(env: NodeJS.ProcessEnv): boolean | number | string[] {
   return entries;
 }
 
+/** A PostgreSQL memory setting such as 32MB or 1GB (at least 1MB of PostgreSQL's own units). */
+function memorySize(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
+  const raw = env[name] || fallback;
+  if (!/^[1-9]\d{0,5}(MB|GB)$/.test(raw)) throw new Error(`${name} must be a size like 32MB or 1GB, got "${raw}"`);
+  return raw;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = int(env, 'PORT', 3000);
   const host = env.HOST || '0.0.0.0';
@@ -208,6 +218,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl,
     databaseDirectUrl,
     dataDir: path.resolve(env.DATA_DIR || './data'),
+    embeddedSharedBuffers: memorySize(env, 'EMBEDDED_SHARED_BUFFERS', '32MB'),
+    embeddedTemplateDir: env.EMBEDDED_TEMPLATE_DIR ? path.resolve(env.EMBEDDED_TEMPLATE_DIR) : undefined,
     baseUrl: (env.PUBLIC_BASE_URL || `http://localhost:${port}`).replace(/\/+$/, ''),
     logLevel: env.LOG_LEVEL || 'info',
     rateLimitLive: int(env, 'RATE_LIMIT_LIVE', 100, 1),

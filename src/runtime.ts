@@ -97,6 +97,7 @@ export async function createRuntime(
         databaseUrl: config.databaseUrl,
         listenUrl: config.databaseDirectUrl,
         dataDir: config.dataDir,
+        embedded: { sharedBuffers: config.embeddedSharedBuffers, templateDir: config.embeddedTemplateDir },
         poolSize: config.dbPoolSize,
         limits: {
           statementTimeoutMs: config.dbStatementTimeoutMs,

@@ -1,7 +1,7 @@
-import fs from 'node:fs';
 import { Kysely, PostgresDialect, PGliteDialect, type Transaction } from 'kysely';
 import pg from 'pg';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
+import { openPglite } from './embedded.ts';
 import type { DB } from './schema.ts';
 import { listenPostgres, type ListenOptions } from './listen.ts';
 
@@ -33,6 +33,8 @@ export interface OpenOptions {
   dataDir?: string;
   /** Pre-built PGlite (tests load one from a dumped template). */
   pglite?: PGlite;
+  /** The embedded engine's buffer pool and first-start template (EMBEDDED_SHARED_BUFFERS, EMBEDDED_TEMPLATE_DIR). */
+  embedded?: { sharedBuffers?: string; templateDir?: string };
   poolSize?: number;
   applicationName?: string;
   /** PostgreSQL session bounds and the pool's acquire timeout (docs/operations.md); 0 = none. */
@@ -77,8 +79,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
   let pglite = opts.pglite;
   if (!pglite) {
     if (!opts.dataDir) throw new Error('dataDir is required for the embedded engine');
-    fs.mkdirSync(opts.dataDir, { recursive: true });
-    pglite = await PGlite.create(opts.dataDir, { parsers: { [INT8_OID]: parseInt8 } });
+    pglite = await openPglite(opts.dataDir, { parseInt8, ...opts.embedded });
   }
   return wrapPglite(pglite);
 }
