@@ -1,8 +1,15 @@
-import { loadConfig } from './config.ts';
-import { createLogger, createRuntime, DataDirBusyError } from './runtime.ts';
-import { createHttpApp, startControlSocket } from './server.ts';
-import { controlSocketPath } from './platform/db/data-dir-lock.ts';
-import { KeyResolver } from './platform/auth/api-keys.ts';
+import { startTracing } from './platform/tracing.ts';
+
+// With OTEL_EXPORTER_OTLP_ENDPOINT set, tracing starts before http, Fastify and pg are loaded (their
+// instrumentation patches them as they load), so everything else is imported after it. Without it
+// nothing of OpenTelemetry is loaded.
+const tracing = await startTracing();
+const { loadConfig } = await import('./config.ts');
+const { createLogger, createRuntime, DataDirBusyError } = await import('./runtime.ts');
+const { createHttpApp, startControlSocket } = await import('./server.ts');
+const { controlSocketPath } = await import('./platform/db/data-dir-lock.ts');
+const { KeyResolver } = await import('./platform/auth/api-keys.ts');
+const { SecretsKeyMissing } = await import('./platform/secrets.ts');
 
 /** `npm start` (API + workers) or `recaudo worker` (workers only). */
 async function main(): Promise<void> {
@@ -14,7 +21,7 @@ async function main(): Promise<void> {
   try {
     runtime = await createRuntime(config, { role: 'server', socket, logger });
   } catch (error) {
-    if (error instanceof DataDirBusyError) {
+    if (error instanceof DataDirBusyError || error instanceof SecretsKeyMissing) {
       logger.fatal(error.message);
       process.exit(1);
     }
@@ -47,6 +54,8 @@ async function main(): Promise<void> {
       clearTimeout(timer);
       if (closed) logger.info('stopped');
       else logger.warn('workers still busy at the end of SHUTDOWN_TIMEOUT_MS; exiting (their work runs again elsewhere)');
+      // The last spans still batched go out (bounded by the exporter's own timeout).
+      await tracing?.shutdown().catch(() => {});
       process.exit(code);
     } catch (error) {
       logger.error({ err: error }, 'error during shutdown');

@@ -122,6 +122,22 @@ export async function createRuntime(
   }
   const clock = opts.clock ?? systemClock;
   const metrics = new MetricsRegistry();
+  const poolStats = database.poolStats?.bind(database);
+  if (poolStats)
+    metrics.collect(async () => {
+      const { total, idle, waiting } = poolStats();
+      return [
+        {
+          name: 'recaudo_db_pool_connections',
+          help: 'PostgreSQL connections of this process by state (in_use, idle) and requests waiting for one (waiting)',
+          samples: [
+            { labels: { state: 'in_use' }, value: total - idle },
+            { labels: { state: 'idle' }, value: idle },
+            { labels: { state: 'waiting' }, value: waiting },
+          ],
+        },
+      ];
+    });
   // outcome "unavailable" is an unknown outcome (timeout, 5xx): its reconciler settles it.
   const connectorCalls = metrics.counter('recaudo_connector_calls_total', 'Calls to payment providers by connector, operation and outcome');
   const connectorLatency = metrics.histogram(

@@ -1,6 +1,10 @@
+import { collectDefaultMetrics, Registry } from 'prom-client';
+
 /**
  * A minimal Prometheus text exporter: counters, gauges computed at scrape time, and histograms.
- * One registry per process; `/metrics` renders it.
+ * One registry per process; `/metrics` renders it, followed by prom-client's default process and
+ * Node.js runtime metrics (process_cpu_*, process_resident_memory_bytes, nodejs_eventloop_lag_*,
+ * nodejs_heap_*, nodejs_gc_duration_seconds, ...; docs/operations.md "Metrics").
  */
 type Labels = Record<string, string>;
 
@@ -63,6 +67,11 @@ export type GaugeCollector = () => Promise<{ name: string; help: string; samples
 export class MetricsRegistry {
   private metrics: (Counter | Histogram)[] = [];
   private collectors: GaugeCollector[] = [];
+  /** prom-client's own registry, for its default metrics only (our names stay ours). */
+  private runtime = new Registry();
+  constructor() {
+    collectDefaultMetrics({ register: this.runtime });
+  }
   counter(name: string, help: string): Counter {
     const c = new Counter(name, help);
     this.metrics.push(c);
@@ -87,6 +96,13 @@ export class MetricsRegistry {
         );
       }
     }
+    // prom-client separates its metrics with blank lines; ours never had any.
+    parts.push(
+      (await this.runtime.metrics())
+        .split('\n')
+        .filter((line) => line !== '')
+        .join('\n'),
+    );
     return `${parts.join('\n')}\n`;
   }
 }

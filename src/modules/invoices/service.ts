@@ -21,6 +21,7 @@ import { requestStamping } from './stamping-request.ts';
 import { hasFolioLeft } from '../fiscal/resolutions.ts';
 import { FISCAL_STATUSES, INVOICE_STATUSES, type InvoiceRow, type InvoiceStatus, type StampPolicy } from './tables.ts';
 import { inTenant, type Tenant } from '../../platform/scope.ts';
+import { registerStampingMetrics } from './metrics.ts';
 
 type CustomerRow = NonNullable<Awaited<ReturnType<typeof findCustomer>>>;
 
@@ -309,6 +310,7 @@ async function followPayment(trx: Transaction<DB>, scope: ServiceScope, payment:
 
 export function registerInvoiceJobs(deps: AppDeps): void {
   registerStampingJobs(deps);
+  registerStampingMetrics(deps);
   // Invoices follow their payment in the payment's own transaction (paid, cancelled, refunded).
   deps.transitions.on(PAYMENT_MACHINE, (trx, scope, payment, t) => followPayment(trx, scope, payment, t.to));
 }

@@ -15,6 +15,8 @@ export interface Database {
   /** Runs fn on one dedicated session that accepts multi-statement scripts (migrations, locks). */
   scriptSession<T>(fn: (run: (script: string) => Promise<Record<string, unknown>[]>) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+  /** Pool usage for /metrics (PostgreSQL; the embedded engine has one session and no pool). */
+  poolStats?(): { total: number; idle: number; waiting: number };
   /** Subscribes to NOTIFY on a dedicated session (PostgreSQL) that reconnects by itself (listen.ts); returns the unsubscribe. */
   listen(channel: string, onNotify: () => void, opts?: ListenOptions): Promise<() => Promise<void>>;
 }
@@ -157,6 +159,7 @@ function openPostgres(opts: OpenOptions): Database {
     async close() {
       await db.destroy();
     },
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     listen: (channel, onNotify, options) => listenPostgres({ url: opts.listenUrl || url, applicationName }, channel, onNotify, options),
   };
 }

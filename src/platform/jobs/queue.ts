@@ -101,7 +101,32 @@ export class JobQueue {
         .execute();
       const counts = new Map<string, number>([...this.handlers.keys()].map((k) => [k, 0]));
       for (const r of rows) counts.set(r.kind, Number(r.n));
+      // Every job by kind and state: failed = out of attempts (dead), running = leased now, queued = the rest.
+      const states = await jobsDb(this.database.db)
+        .selectFrom('jobs')
+        .select([
+          'kind',
+          sql<string>`CASE WHEN dead_at IS NOT NULL THEN 'failed' WHEN locked_until > ${this.clock.now()} THEN 'running' ELSE 'queued' END`.as(
+            'state',
+          ),
+          sql<string>`count(*)`.as('n'),
+        ])
+        .groupBy(['kind', sql`2`])
+        .execute();
+      const byState = new Map<string, number>();
+      for (const kind of [...this.handlers.keys()]) for (const state of ['queued', 'running', 'failed']) byState.set(`${kind}\n${state}`, 0);
+      for (const r of states) byState.set(`${r.kind}\n${r.state}`, Number(r.n));
       return [
+        {
+          name: 'recaudo_jobs',
+          help: 'Background jobs by kind and state (queued, running, failed: out of attempts)',
+          samples: [...byState]
+            .sort(([a], [b]) => a.localeCompare(b))
+            .map(([key, value]) => {
+              const [kind, state] = key.split('\n');
+              return { labels: { kind, state }, value };
+            }),
+        },
         {
           name: 'recaudo_jobs_dead',
           help: 'Background jobs out of attempts, by kind (recaudo jobs list --dead; recaudo jobs retry ID)',
