@@ -124,14 +124,17 @@ export class Recaudo {
     init: RequestOptions & { params?: { path?: PathParams<P, 'get'> }; query?: QueryParams<P, 'get'> } = {},
   ): AsyncGenerator<ListItem<P>, void, undefined> {
     const { query, params, ...rest } = init;
-    for (let page = 1; ; page++) {
-      const q = { per_page: '100', ...(query as object), page: String(page) } as unknown as QueryParams<P, 'get'>;
-      const res = (await this.request('get', path, { ...rest, params: { path: params?.path, query: q } })) as {
-        data?: ListItem<P>[];
-        last_page?: number;
-      };
+    // Follows next_page_url (a keyset cursor: the same cost at any depth, and right past the
+    // count cap, where total and last_page are null) with the query it carries.
+    let q = { per_page: '100', ...(query as object) } as Record<string, string>;
+    for (;;) {
+      const res = (await this.request('get', path, {
+        ...rest,
+        params: { path: params?.path, query: q as unknown as QueryParams<P, 'get'> },
+      })) as { data?: ListItem<P>[]; next_page_url?: string | null };
       for (const item of res.data ?? []) yield item;
-      if (!res.data?.length || typeof res.last_page !== 'number' || page >= res.last_page) return;
+      if (!res.data?.length || !res.next_page_url) return;
+      q = Object.fromEntries(new URL(res.next_page_url, 'http://localhost').searchParams);
     }
   }
 

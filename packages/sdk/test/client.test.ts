@@ -126,14 +126,24 @@ describe('Recaudo client: requests and idempotency', () => {
     assert.throws(() => new Recaudo(undefined as never), /apiKey/);
   });
 
-  test('paginate walks every page', async () => {
-    const page = (n: number, last: number) => json(200, { data: [{ id: `c${n}a` }, { id: `c${n}b` }], current_page: n, last_page: last });
-    const { recaudo, calls } = client([page(1, 3), page(2, 3), page(3, 3)]);
+  test('paginate follows next_page_url, past the count cap where total and last_page are null', async () => {
+    const next = (cursor: string) => `http://api.test/v1/customers?per_page=100&filter%5Bemail%5D=a%40b.co&cursor=${cursor}&page=2`;
+    const page = (n: number, nextUrl: string | null) =>
+      json(200, {
+        data: [{ id: `c${n}a` }, { id: `c${n}b` }],
+        current_page: n,
+        total: null,
+        last_page: null,
+        has_more: nextUrl !== null,
+        next_page_url: nextUrl,
+      });
+    const { recaudo, calls } = client([page(1, next('k1')), page(2, next('k2')), page(3, null)]);
     const ids: string[] = [];
     for await (const c of recaudo.paginate('/v1/customers', { query: { 'filter[email]': 'a@b.co' } })) ids.push(c.id);
     assert.deepEqual(ids, ['c1a', 'c1b', 'c2a', 'c2b', 'c3a', 'c3b']);
     assert.equal(calls.length, 3);
-    assert.equal(new URL(calls[2]!.url).searchParams.get('page'), '3');
+    assert.equal(new URL(calls[0]!.url).searchParams.get('per_page'), '100');
+    assert.equal(new URL(calls[2]!.url).searchParams.get('cursor'), 'k2');
     assert.equal(new URL(calls[2]!.url).searchParams.get('per_page'), '100');
     assert.equal(new URL(calls[2]!.url).searchParams.get('filter[email]'), 'a@b.co');
   });
