@@ -41,5 +41,16 @@ if (result.status !== 0 && !(prepare && emitted)) {
   process.exit(1);
 }
 if (result.status !== 0) console.error('recaudo build: tsc reported type errors; the emitted dist/ is kept (npm run build is strict)');
+// The embedded engine's template (src/platform/db/embedded.ts): a new DATA_DIR starts as a copy
+// of it instead of running initdb and every migration. Optional: without it a first start is slower.
+const template = spawnSync(process.execPath, [path.join(dist, 'embedded-template.js'), path.join(dist, 'embedded-template')], {
+  stdio: 'inherit',
+  cwd: root,
+});
+if (template.status !== 0) {
+  fs.rmSync(path.join(dist, 'embedded-template'), { recursive: true, force: true });
+  console.error('recaudo build: the embedded template could not be built; a new data directory will be initialised at its first start');
+  if (!prepare) process.exit(1);
+}
 fs.writeFileSync(path.join(dist, '.build-stamp'), `${started}\n`);
 console.error(`recaudo build: dist/ in ${((Date.now() - started) / 1000).toFixed(1)} s`);
