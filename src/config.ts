@@ -112,7 +112,7 @@ export interface Config {
   smtpFrom: string;
   /** RETENTION_*: what old data is swept, and how (docs/operations.md "Retention"). */
   retention: RetentionSettings;
-  /** Lists (docs/lists.md): `total` is counted exactly up to this many matching rows; beyond it `total` is null. */
+  /** Lists (docs/lists.md): `total` is counted exactly up to this many matching rows; beyond it `total` is null (0: never counted). */
   listCountCap: number;
 }
 
@@ -272,6 +272,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     pagesSecret: env.PAGES_SECRET || undefined,
     ...railsConfig(env),
     retention: retentionSettings(env),
-    listCountCap: int(env, 'LIST_COUNT_CAP', 10_000, 1),
+    listCountCap: int(env, 'LIST_COUNT_CAP', 10_000, 0),
   };
 }
