@@ -203,6 +203,15 @@ describe('lists: keyset pages over a table with ties and NULLs', () => {
       const exact = await read(grp, `${PATH}?per_page=2&sort=-made`);
       assert.equal(exact.total, 5, 'exactly the cap is still counted');
       assert.equal(exact.last_page, 3);
+      // 0: never counted; only an empty list knows its total.
+      configureLists({ listCountCap: 0 });
+      const uncounted = await read(grp, `${PATH}?per_page=5&sort=-made`);
+      assert.equal(uncounted.total, null);
+      assert.equal(uncounted.data.length, 5);
+      assert.equal(uncounted.has_more, false);
+      const empty = await read(randomUUID(), `${PATH}?sort=-made`);
+      assert.equal(empty.total, 0);
+      assert.equal(empty.last_page, 1);
     } finally {
       configureLists({ listCountCap: 10_000 });
     }
