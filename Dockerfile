@@ -17,6 +17,9 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts/build.mjs scripts/
 COPY src/ src/
+# The build also makes the embedded engine's template data directory (dist/embedded-template) by
+# running every migration once.
+COPY migrations/ migrations/
 RUN npm run build
 
 # --- runtime: production dependencies and the build ------------------------------------------
