@@ -156,8 +156,8 @@ export function parseListQuery<F extends string, S extends string>(spec: ListSpe
 // every field is checked here and a key the column cannot read is refused when the query runs.
 
 const CURSOR_VERSION = 1;
-const MAX_CURSOR_LENGTH = 2048;
-const MAX_CURSOR_FIELD = 512;
+const MAX_CURSOR_LENGTH = 4096;
+const MAX_CURSOR_FIELD = 1000;
 
 function badCursor(why: string): ApiError {
   return new ApiError('invalid_list_query', {
