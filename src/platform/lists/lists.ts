@@ -66,6 +66,11 @@ export interface Cursor extends Position {
   sort: string;
   table: string;
   direction: 'next' | 'prev';
+  /**
+   * The count taken on the page the walk started from (null: beyond the cap), carried along so a
+   * page reached by cursor reads per_page + 1 rows and nothing else (docs/lists.md).
+   */
+  total?: number | null;
 }
 
 /** The count cap (docs/lists.md); the HTTP app sets it from LIST_COUNT_CAP at start. */
@@ -167,7 +172,15 @@ function badCursor(why: string): ApiError {
 }
 
 function encodeCursor(cursor: Cursor): string {
-  const body = { v: CURSOR_VERSION, s: cursor.sort, t: cursor.table, d: cursor.direction === 'next' ? 'n' : 'p', k: cursor.key, i: cursor.id };
+  const body = {
+    v: CURSOR_VERSION,
+    s: cursor.sort,
+    t: cursor.table,
+    d: cursor.direction === 'next' ? 'n' : 'p',
+    k: cursor.key,
+    i: cursor.id,
+    ...(cursor.total === undefined ? {} : { n: cursor.total }),
+  };
   return Buffer.from(JSON.stringify(body), 'utf8').toString('base64url');
 }
 
@@ -189,11 +202,19 @@ function decodeCursor(raw: unknown): Cursor {
     !text(b.t) ||
     (b.d !== 'n' && b.d !== 'p') ||
     !(b.k === null || (typeof b.k === 'string' && b.k.length <= MAX_CURSOR_FIELD)) ||
-    !text(b.i)
+    !text(b.i) ||
+    !(b.n === undefined || b.n === null || (Number.isSafeInteger(b.n) && (b.n as number) > 0))
   ) {
     throw badCursor('is not a cursor');
   }
-  return { sort: b.s as string, table: b.t as string, direction: b.d === 'n' ? 'next' : 'prev', key: b.k as string | null, id: b.i as string };
+  return {
+    sort: b.s as string,
+    table: b.t as string,
+    direction: b.d === 'n' ? 'next' : 'prev',
+    key: b.k as string | null,
+    id: b.i as string,
+    ...(b.n === undefined ? {} : { total: b.n as number | null }),
+  };
 }
 
 function sortName(sort: { field: string; direction: Direction }): string {
@@ -416,7 +437,8 @@ export async function paginate<DB, TB extends keyof DB, O, T>(
     throw badCursor(`was made for another list or sort (sort=${cursor.sort}); drop it to read with sort=${sortName(sort)}`);
   }
   const n = list.perPage;
-  const counted = await countUpTo(q, countCap);
+  // A cursor carries the count of the page its walk started from: following it reads one range.
+  const counted = cursor?.total !== undefined ? (cursor.total ?? countCap + 1) : await countUpTo(q, countCap);
   const total = counted > countCap ? null : counted;
   if (counted === 0) return envelope([], { total: 0, page: list.page, before: list.page > 1, after: false }, list, opts);
 
@@ -463,6 +485,7 @@ export async function paginate<DB, TB extends keyof DB, O, T>(
     last: rows.length ? positionOf(rows[rows.length - 1]) : null,
     sort: sortName(sort),
     table: opts.table,
+    total,
   };
   return envelope(
     rows.map((r) => opts.map(withoutListColumns<O>(r))),
@@ -478,7 +501,7 @@ interface PageFacts {
   page: number;
   before: boolean;
   after: boolean;
-  links?: { first: Position | null; last: Position | null; sort: string; table: string };
+  links?: { first: Position | null; last: Position | null; sort: string; table: string; total: number | null };
 }
 
 /** PRODUCT.md's envelope (plus `has_more`) around one page of items. */
@@ -493,7 +516,9 @@ function envelope<T>(
   const from = rows.length ? (page - 1) * list.perPage + 1 : null;
   const plain = (p: number) => pageUrl(opts.path, opts.query, p);
   const at = (p: number, position: Position | null, direction: 'next' | 'prev') =>
-    links && position ? pageUrl(opts.path, opts.query, p, { ...position, sort: links.sort, table: links.table, direction }) : plain(p);
+    links && position
+      ? pageUrl(opts.path, opts.query, p, { ...position, sort: links.sort, table: links.table, direction, total: links.total })
+      : plain(p);
   let prev: string | null = null;
   if (facts.before) prev = page - 1 <= 1 ? plain(1) : at(page - 1, links?.first ?? null, 'prev');
   return {
