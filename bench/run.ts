@@ -292,7 +292,8 @@ async function runLoad(spec: LoadSpec, hooks: { measuring(): void; done(): void 
     }
     if (message.type === 'error') failure = message.message;
   });
-  const limitMs = (spec.warmup + spec.duration + 30) * 1000;
+  // A fixed number of requests (the embedded round) has no duration: allow it ten minutes.
+  const limitMs = spec.amount ? 600_000 : (spec.warmup + spec.duration + 30) * 1000;
   const watchdog = setTimeout(() => {
     failure = `load generator still running after ${limitMs} ms`;
     void stopChild(child, 2_000);
@@ -1471,7 +1472,16 @@ async function main(): Promise<number> {
     r.ratioVsLimit = limitRps > 0 ? r.rps / limitRps : null;
   }
   const p99Goals = lists ? listP99Checks(results) : [];
-  const embedded = wants('embedded') ? await embeddedRound() : null;
+  let embedded: EmbeddedResult | { error: string } | null = null;
+  if (wants('embedded')) {
+    try {
+      embedded = await embeddedRound();
+    } catch (error) {
+      // The rest of the run is still worth its report.
+      embedded = { error: error instanceof Error ? error.message : String(error) };
+      log(`embedded engine round failed: ${embedded.error}`);
+    }
+  }
 
   const finishedAt = new Date();
   const report = {
@@ -1560,7 +1570,8 @@ async function main(): Promise<number> {
     out.push(`Lists at depth (p99 with ${listRows.big.toLocaleString('en-US')} rows <= 1.5 x p99 with ${listRows.small.toLocaleString('en-US')}):`);
     for (const c of p99Goals) out.push(`  ${c.name}: p99 ${c.p99Small} ms -> ${c.p99Big} ms, x${fmt(c.ratio, 2)}  ${c.met ? 'met' : 'NOT met'}`);
   }
-  if (embedded) {
+  if (embedded && 'error' in embedded) out.push(`Embedded engine: the round failed: ${embedded.error}`);
+  else if (embedded) {
     out.push(
       `Embedded engine (${embedded.entry}): cold start ${embedded.coldStartMs} ms to /health 200 on a new data directory (goal <= ${embedded.goal.coldStartMs}), ${embedded.restartMs} ms on it again, ` +
         `RSS ${embedded.rssMb} MB after ${embedded.requests} requests (peak ${embedded.peakRssMb}; goal <= ${embedded.goal.rssMb}), stopped in ${embedded.stopMs} ms  ${embedded.met ? 'met' : 'NOT met'}`,
