@@ -1,7 +1,7 @@
 import type { Transaction } from 'kysely';
 import type { DB } from '../../platform/db/schema.ts';
 import { percentageOf } from '../../platform/money.ts';
-import { findTransaction, recordCollection, reverse, type LedgerScope, type SplitShare } from '../ledger/service.ts';
+import { findTransaction, postTogether, recordCollection, reverse, type LedgerScope, type SplitShare } from '../ledger/service.ts';
 import type { ChargeRow } from './present.ts';
 
 /**
@@ -34,9 +34,16 @@ export async function postChargeCollection(trx: Transaction<DB>, scope: LedgerSc
   });
 }
 
-/** The refund of a paid charge: one reversal of its collection (after one of its split, if any). */
-export async function postChargeRefund(trx: Transaction<DB>, scope: LedgerScope, charge: ChargeRow): Promise<void> {
-  const split = await findTransaction(trx, scope, { kind: 'split', source: chargeSource(charge) });
-  if (split) await reverse(trx, scope, { transactionId: split.id });
-  await reverse(trx, scope, { kind: 'collection', source: chargeSource(charge) });
+/**
+ * The refund of a paid charge: one reversal of its collection (after one of its split, if any).
+ * The two reversals post together (one ledger call): the split's reversal credits the company's
+ * available balance without a lock and the collection's reversal then locks it, so the balance
+ * notices must wait for the end of both (docs/ledger.md "Lock order").
+ */
+export async function postChargeRefund(trx: Transaction<DB>, scope: LedgerScope, charge: Pick<ChargeRow, 'id'>): Promise<void> {
+  await postTogether(trx, scope, async () => {
+    const split = await findTransaction(trx, scope, { kind: 'split', source: chargeSource(charge) });
+    if (split) await reverse(trx, scope, { transactionId: split.id });
+    await reverse(trx, scope, { kind: 'collection', source: chargeSource(charge) });
+  });
 }

@@ -5,14 +5,15 @@ import type { JobQueue } from '../../platform/jobs/queue.ts';
 import type { AccountKind } from './tables.ts';
 
 /**
- * balance.updated, the posting side (docs/ledger.md "balance.updated"). Every posting that changes a
- * company's figures (available, pending, held) calls noteBalanceChange in its transaction; it
- * never emits. A company, environment and currency has at most one open notice
- * (`balance_notices`); the first posting of a quiet period opens one due a second later and
- * enqueues the job `ledger.balance_updated` for then (balance-events.ts), every later posting finds
- * it open and only share-locks it, so the job's DELETE of the notice waits for those postings to
- * commit and the figures it reads include them. One statement per posting, no waits between
- * postings (share locks do not conflict), a job per company and second at most.
+ * balance.updated, the posting side (docs/ledger.md "balance.updated"). Every ledger call whose
+ * postings change a company's figures (available, pending, held) calls noteBalanceChanges in its
+ * transaction, after its last posting; it never emits. A company, environment and currency has at
+ * most one open notice (`balance_notices`); the first posting of a quiet period opens one due a
+ * second later and enqueues the job `ledger.balance_updated` for then (balance-events.ts), every
+ * later posting finds it open and only share-locks it, so the job's DELETE of the notice waits for
+ * those postings to commit and the figures it reads include them. One statement per notice and
+ * call, no waits between postings that join (share locks do not conflict), a job per company and
+ * second at most.
  */
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
@@ -51,18 +52,25 @@ export interface BalanceNoticeScope {
   deps: { clock: Clock; jobs: Pick<JobQueue, 'enqueue'> };
 }
 
+/** One balance notice: a company's figures in one environment and currency. */
+export interface NoticeKey {
+  companyId: string;
+  environment: Environment;
+  currency: string;
+}
+
 /**
- * Opens (or joins) the balance notice of each company whose figures this posting changed, inside
- * the posting's transaction. Called by the ledger after the balances are written, so the accounts
- * are already locked; companies in one order.
+ * Opens (or joins) the balance notices of the companies whose figures the postings of one ledger
+ * call changed, inside the posting transaction. The ledger calls it once, after the call's last
+ * posting: a notice row is the last lock a posting transaction takes (docs/ledger.md "Lock
+ * order"), and the notices go in one order (company, environment, currency).
  */
-export async function noteBalanceChange(
-  trx: Transaction<DB>,
-  scope: BalanceNoticeScope,
-  currency: string,
-  companyIds: Iterable<string>,
-): Promise<void> {
-  for (const companyId of [...new Set(companyIds)].sort()) await noteOne(trx, scope, companyId, currency);
+export async function noteBalanceChanges(trx: Transaction<DB>, deps: BalanceNoticeScope['deps'], notices: Iterable<NoticeKey>): Promise<void> {
+  const byKey = new Map([...notices].map((n) => [`${n.companyId}\u0000${n.environment}\u0000${n.currency}`, n]));
+  for (const k of [...byKey.keys()].sort()) {
+    const n = byKey.get(k)!;
+    await noteOne(trx, { environment: n.environment, deps }, n.companyId, n.currency);
+  }
 }
 
 async function noteOne(trx: Transaction<DB>, scope: BalanceNoticeScope, companyId: string, currency: string): Promise<void> {

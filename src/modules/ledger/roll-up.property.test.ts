@@ -8,24 +8,35 @@ import type { DB } from '../../platform/db/schema.ts';
 import { ApiError } from '../../platform/errors/api-error.ts';
 import { runRollUp } from './balance-events.ts';
 import { ROLL_UP_JOB, rollUp } from './roll-up.ts';
+import { chargeSource, postChargeRefund } from '../charges/ledger.ts';
 import {
   auditLedger,
   depositToCustomerWallet,
+  findTransaction,
   getBalances,
   holdPayout,
+  postPayout,
   postTransaction,
   recordCollection,
   recordRefund,
+  releaseHold,
+  returnPayout,
+  reverse,
   settlePending,
+  type HoldSource,
   type LedgerScope,
+  type LedgerSource,
   type PostedTransaction,
 } from './service.ts';
 
 /**
  * Property test of the roll-up (docs/ledger.md "Hot accounts: credits without a lock"): random
  * batches of postings (collections with and without splits, pending money, settlements, refunds,
- * cash-out holds, customer-wallet deposits and spends), roll-ups of one currency or all, the
- * roll-up jobs postings enqueue, and audits. On PostgreSQL each batch runs at once, on separate
+ * cash-out holds from the company or a customer's wallet and their payouts, releases and returns,
+ * customer-wallet deposits and spends, reversals of any earlier posting — a split's reversal
+ * debits the partner's wallet and credits the company unrolled — and charge refunds, which
+ * reverse a split and its collection together), roll-ups of one currency or all, the roll-up
+ * jobs postings enqueue, and audits. On PostgreSQL each batch runs at once, on separate
  * connections, so postings, roll-ups and reads interleave; PGlite runs them one after another.
  * At any moment (an audit inside a batch) and after every batch: every account's balance read is
  * the sum of its entries, no unrolled row is anything but one of its account's entries, nothing
@@ -42,7 +53,10 @@ type Op =
   | { kind: 'collect'; c: number; currency: Cur; amount: bigint; pending: boolean; split: { to: number; permille: number } | null }
   | { kind: 'settle'; c: number; currency: Cur; amount: bigint; split: { to: number; permille: number } | null }
   | { kind: 'refund'; c: number; currency: Cur; amount: bigint; pending: boolean }
-  | { kind: 'hold'; c: number; currency: Cur; amount: bigint }
+  | { kind: 'hold'; c: number; currency: Cur; amount: bigint; from: 'company' | 'wallet' }
+  | { kind: 'hold_end'; pick: number; action: 'payout' | 'release' | 'return' }
+  | { kind: 'reverse'; pick: number }
+  | { kind: 'charge_refund'; pick: number }
   | { kind: 'deposit'; c: number; currency: Cur; amount: bigint }
   | { kind: 'spend'; c: number; currency: Cur; amount: bigint }
   | { kind: 'roll_up'; c: number; currency: Cur | null }
@@ -57,7 +71,26 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 6, arbitrary: fc.record({ kind: fc.constant('collect' as const), c: company, currency, amount, pending: fc.boolean(), split }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('settle' as const), c: company, currency, amount, split }) },
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('refund' as const), c: company, currency, amount, pending: fc.boolean() }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('hold' as const), c: company, currency, amount }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('hold' as const),
+      c: company,
+      currency,
+      amount,
+      from: fc.constantFrom('company' as const, 'wallet' as const),
+    }),
+  },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant('hold_end' as const),
+      pick: fc.nat(),
+      action: fc.constantFrom('payout' as const, 'release' as const, 'return' as const),
+    }),
+  },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('reverse' as const), pick: fc.nat() }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('charge_refund' as const), pick: fc.nat() }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('deposit' as const), c: company, currency, amount }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('spend' as const), c: company, currency, amount }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('roll_up' as const), c: company, currency: fc.option(currency, { nil: null }) }) },
@@ -104,12 +137,27 @@ describe(`ledger roll-up (property, ${ENGINE})`, () => {
     for (const job of jobs) await runRollUp(h.runtime.deps, job.payload as Record<string, unknown>);
   }
 
+  /**
+   * What later ops act on (committed postings only; kept across runs, as the books are): transactions
+   * to reverse, charges to refund, holds to end.
+   */
+  const posted: PostedTransaction[] = [];
+  const charges: { c: number; id: string }[] = [];
+  const holds: { c: number; currency: Cur; amount: bigint; source: LedgerSource; from: HoldSource; paid: boolean }[] = [];
+  const pick = <T>(list: T[], n: number): T | undefined => list[n % Math.max(list.length, 1)];
+  const companyOf = (tx: PostedTransaction) => cos.findIndex((co) => co.company.id === tx.company_id);
+  /** Transactions the model has taken in, by id (any run): a charge refund also finds reversals another op made. */
+  const seen = new Set<string>();
+
   test('random interleavings of postings, roll-ups and reads: the balance read is always the sum of the entries', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(fc.array(op, { minLength: 1, maxLength: 6 }), { minLength: 1, maxLength: 6 }), async (batches) => {
         const model = await read();
         const credit = (tx: PostedTransaction | null) => {
-          if (!tx || !tx.created) return;
+          if (!tx || !tx.created || seen.has(tx.id)) return;
+          seen.add(tx.id);
+          // A payout comes back only as returnPayout (hold_end), whose reversal has other entries.
+          if (tx.kind !== 'reversal' && tx.kind !== 'payout') posted.push(tx);
           for (const e of tx.entries) {
             const k = key(e.account.companyId, e.account.kind, e.account.holder, tx.currency);
             const v = (model.get(k) ?? 0n) + e.amount;
@@ -132,12 +180,15 @@ describe(`ledger roll-up (property, ${ENGINE})`, () => {
           const source = { type: 'prop', id: randomUUID() };
           switch (o.kind) {
             case 'collect': {
+              // As a charge's (its refund is charge_refund), with a source of the charge's shape.
+              const charge = { id: `ch_${randomUUID()}` };
               const splits = o.pending ? [] : shareOf(o.c, o.amount, o.split);
               const r = await inTrx((t) =>
-                recordCollection(t, scope(o.c), { currency: o.currency, amount: o.amount, source, pending: o.pending, splits }),
+                recordCollection(t, scope(o.c), { currency: o.currency, amount: o.amount, source: chargeSource(charge), pending: o.pending, splits }),
               );
               credit(r.collection);
               credit(r.split);
+              if (!o.pending) charges.push({ c: o.c, id: charge.id });
               return;
             }
             case 'settle':
@@ -152,13 +203,55 @@ describe(`ledger roll-up (property, ${ENGINE})`, () => {
                 credit(await inTrx((t) => recordRefund(t, scope(o.c), { currency: o.currency, amount: o.amount, source, pending: o.pending }))),
               );
             case 'hold':
-              return mayRefuse(async () =>
-                credit(
-                  await inTrx((t) =>
-                    holdPayout(t, scope(o.c), { currency: o.currency, amount: o.amount, source, from: { kind: 'company_available' } }),
-                  ),
-                ),
-              );
+              return mayRefuse(async () => {
+                const from: HoldSource = o.from === 'company' ? { kind: 'company_available' } : { kind: 'customer_wallet', holder: CUSTOMER };
+                credit(await inTrx((t) => holdPayout(t, scope(o.c), { currency: o.currency, amount: o.amount, source, from })));
+                holds.push({ c: o.c, currency: o.currency, amount: o.amount, source, from, paid: false });
+              });
+            case 'hold_end': {
+              // A cash-out's end, as the cashouts module posts it: paid out, released back to where it
+              // was held from (a customer's wallet too), or — once paid — returned by the bank.
+              const hold = pick(holds, o.pick);
+              if (!hold) return;
+              const money = { currency: hold.currency, amount: hold.amount, source: hold.source };
+              return mayRefuse(async () => {
+                if (o.action === 'release' && !hold.paid) {
+                  credit(await inTrx((t) => releaseHold(t, scope(hold.c), { ...money, to: hold.from })));
+                } else if (o.action === 'return' && hold.paid) {
+                  credit(await inTrx((t) => returnPayout(t, scope(hold.c), { ...money, to: hold.from })));
+                } else {
+                  credit(await inTrx((t) => postPayout(t, scope(hold.c), money)));
+                  hold.paid = true;
+                }
+              });
+            }
+            case 'reverse': {
+              // Any earlier posting undone: a split's reversal locks the partner's wallet and credits
+              // the company unrolled; a collection's, a hold's or a deposit's debits its target.
+              const tx = pick(posted, o.pick);
+              if (!tx) return;
+              return mayRefuse(async () => credit(await inTrx((t) => reverse(t, scope(companyOf(tx)), { transactionId: tx.id }))));
+            }
+            case 'charge_refund': {
+              // The charges module's refund: the split's reversal and the collection's in one call.
+              const charge = pick(charges, o.pick);
+              if (!charge) return;
+              return mayRefuse(async () => {
+                const source = chargeSource(charge);
+                const [split, collection] = await inTrx(async (t) => {
+                  await postChargeRefund(t, scope(charge.c), charge);
+                  const reversalOf = async (kind: 'split' | 'collection') => {
+                    const original = await findTransaction(t, scope(charge.c), { kind, source });
+                    return (
+                      original && findTransaction(t, scope(charge.c), { kind: 'reversal', source: { type: 'ledger_transaction', id: original.id } })
+                    );
+                  };
+                  return [await reversalOf('split'), await reversalOf('collection')];
+                });
+                // Committed now: whichever op made each reversal, the model takes it in once.
+                for (const r of [split, collection]) if (r) credit({ ...r, created: true });
+              });
+            }
             case 'deposit':
               return mayRefuse(async () =>
                 credit(

@@ -6,7 +6,7 @@ import { ApiError } from '../../platform/errors/api-error.ts';
 import { prefixedId } from '../../platform/ids.ts';
 import { NON_NEGATIVE, type AccountKind, type LedgerTransactionKind } from './tables.ts';
 import './tables.ts';
-import { FIGURE_KINDS, noteBalanceChange, type BalanceNoticeScope } from './balance-notices.ts';
+import { FIGURE_KINDS, noteBalanceChanges, type BalanceNoticeScope, type NoticeKey } from './balance-notices.ts';
 import { ROLL_UP_DELAY_MS, ROLL_UP_JOB } from './roll-up.ts';
 import type { Tenant } from '../../platform/scope.ts';
 import { inTenant } from '../../platform/scope.ts';
@@ -19,6 +19,10 @@ import { inTenant } from '../../platform/scope.ts';
  * Conventions: amounts are signed bigint minor units; an account's balance is the sum of its
  * entries (positive: Recaudo holds that money for the holder); the entries of a transaction sum
  * to zero.
+ *
+ * Lock order of a posting transaction (docs/ledger.md "Lock order"): account rows first, balance
+ * notice rows last — taken once per ledger call, after its last posting. A caller that posts more
+ * than once in one database transaction does it inside one postTogether.
  */
 
 /**
@@ -369,6 +373,10 @@ async function accountIds(trx: Transaction<DB>, scope: LedgerScope, currency: st
  * (they change no balance) and the caller's transaction rolls back with the entries.
  */
 async function applyDebits(trx: Transaction<DB>, scope: LedgerScope, input: PostTransactionInput, debits: Move[], now: Date): Promise<void> {
+  if (tookNotices.has(trx))
+    throw new LedgerError(
+      `${input.kind} ${input.source.type}/${input.source.id} locks accounts after an earlier ledger call of this database transaction took balance notices; make the calls in one postTogether`,
+    );
   const ids = debits.map((m) => m.account.id);
   await sql`SELECT id FROM ledger_accounts WHERE id = ANY(${ids}::text[]) ORDER BY id FOR NO KEY UPDATE`.execute(trx);
   const keys = sql.join(debits.map((m) => sql`(${m.account.companyId}::text, ${m.account.id}::text)`));
@@ -402,27 +410,98 @@ async function applyDebits(trx: Transaction<DB>, scope: LedgerScope, input: Post
 }
 
 /**
- * After the balances: the companies whose figures (available, pending, held) this posting changed
- * get a balance.updated notice, whose job also rolls their accounts up; a company left with
- * unrolled entries but no changed figure (a customer wallet and the clearing account only) gets
- * a roll-up job of its own.
+ * What the postings of one ledger call (or of one postTogether) leave for its end: the balance
+ * notices of the companies whose figures (available, pending, held) they changed — the notice's
+ * job also rolls their accounts up — and a roll-up job for each company left with unrolled
+ * entries but no changed figure (a customer wallet and the clearing account only).
  */
-async function noteFigures(trx: Transaction<DB>, scope: LedgerScope, currency: string, moves: Move[]): Promise<void> {
-  const noticed = new Set(moves.filter((m) => FIGURE_KINDS.has(m.account.kind)).map((m) => m.account.companyId));
-  await noteBalanceChange(trx, scope, currency, noticed);
-  const unnoticed = new Set(moves.filter((m) => m.unrolled && !noticed.has(m.account.companyId)).map((m) => m.account.companyId));
+class Notices {
+  readonly figures = new Map<string, NoticeKey>();
+  readonly unrolled = new Map<string, NoticeKey>();
+
+  add(environment: Environment, currency: string, moves: Move[]): void {
+    for (const m of moves) {
+      const notice: NoticeKey = { companyId: m.account.companyId, environment, currency };
+      const k = `${notice.companyId}\u0000${environment}\u0000${currency}`;
+      if (FIGURE_KINDS.has(m.account.kind)) this.figures.set(k, notice);
+      if (m.unrolled) this.unrolled.set(k, notice);
+    }
+  }
+}
+
+/**
+ * Database transactions that took balance notices: none of them may lock an account afterwards
+ * (the lock order, docs/ledger.md "Lock order": account rows first, notice rows last).
+ */
+const tookNotices = new WeakSet<Transaction<DB>>();
+/** Database transactions inside postTogether: their calls leave the notices to its end. */
+const together = new WeakMap<Transaction<DB>, Notices>();
+
+/**
+ * The end of a ledger call: its notices, in one order (balance-notices.ts), after every account
+ * lock of the call; then the roll-up jobs (no lock).
+ */
+async function takeNotices(trx: Transaction<DB>, scope: LedgerScope, notices: Notices): Promise<void> {
+  if (notices.figures.size) {
+    await noteBalanceChanges(trx, scope.deps, notices.figures.values());
+    tookNotices.add(trx);
+  }
   const due = new Date(scope.deps.clock.now().getTime() + ROLL_UP_DELAY_MS);
-  for (const companyId of unnoticed)
-    await scope.deps.jobs.enqueue(trx, ROLL_UP_JOB, { company_id: companyId, environment: scope.environment, currency }, due);
+  for (const [k, n] of notices.unrolled) {
+    if (notices.figures.has(k)) continue;
+    await scope.deps.jobs.enqueue(trx, ROLL_UP_JOB, { company_id: n.companyId, environment: n.environment, currency: n.currency }, due);
+  }
+}
+
+/** Runs one public ledger call: its postings, then its notices — or, inside postTogether, the postings only. */
+async function ledgerCall<T>(trx: Transaction<DB>, scope: LedgerScope, fn: (notices: Notices) => Promise<T>): Promise<T> {
+  const outer = together.get(trx);
+  if (outer) return fn(outer);
+  const notices = new Notices();
+  const result = await fn(notices);
+  await takeNotices(trx, scope, notices);
+  return result;
+}
+
+/**
+ * Several ledger calls in one database transaction, as one call: every posting of `fn` (any of
+ * this service's writers, called with the same `trx`) is made first, and the balance notices of
+ * all of them are taken once, at the end — so the transaction locks every account before any
+ * notice (docs/ledger.md "Lock order"). A caller that posts more than once in a database
+ * transaction must do it inside one postTogether: a posting that locks an account after an
+ * earlier call of the same transaction took notices is refused (LedgerError), since that order
+ * can deadlock with another posting of the same company. Nested: the outermost one takes the
+ * notices. When `fn` throws, no notice is taken (the caller's transaction rolls back).
+ */
+export async function postTogether<T>(trx: Transaction<DB>, scope: LedgerScope, fn: () => Promise<T>): Promise<T> {
+  if (together.has(trx)) return fn();
+  const notices = new Notices();
+  together.set(trx, notices);
+  let result: T;
+  try {
+    result = await fn();
+  } finally {
+    together.delete(trx);
+  }
+  await takeNotices(trx, scope, notices);
+  return result;
 }
 
 /**
  * postTransaction's work: accounts by id (no lock); the transaction, its entries and the unrolled
  * ones in one statement; then, only when the posting has debits that must keep the floor, their
- * accounts are locked, folded and checked (applyDebits) — the only locks, held to the caller's
- * commit. `cover`: debits this call may leave unrolled (see Cover); what they use is taken off it.
+ * accounts are locked, folded and checked (applyDebits) — the only account locks, held to the
+ * caller's commit. The notices it calls for go to `notices`, taken at the end of the call
+ * (ledgerCall). `cover`: debits this call may leave unrolled (see Cover); what they use is taken
+ * off it.
  */
-async function post(trx: Transaction<DB>, scope: LedgerScope, input: PostTransactionInput, cover?: Cover): Promise<PostedTransaction> {
+async function post(
+  trx: Transaction<DB>,
+  scope: LedgerScope,
+  input: PostTransactionInput,
+  notices: Notices,
+  cover?: Cover,
+): Promise<PostedTransaction> {
   validateInput(scope, input);
   const now = scope.deps.clock.now();
   const accounts = await accountIds(
@@ -445,7 +524,7 @@ async function post(trx: Transaction<DB>, scope: LedgerScope, input: PostTransac
   for (const [key, amount] of used) cover!.set(key, cover!.get(key)! - amount);
   const debits = moves.filter((m) => !m.unrolled);
   if (debits.length) await applyDebits(trx, scope, input, debits, now);
-  await noteFigures(trx, scope, input.currency, moves);
+  notices.add(scope.environment, input.currency, moves);
   return postedResult(scope, input, written.txId, now, written.entries, new Map(moves.map((m) => [m.account.id, m.account])));
 }
 
@@ -460,7 +539,7 @@ async function post(trx: Transaction<DB>, scope: LedgerScope, input: PostTransac
  * `created: false` (a LedgerError when the entries differ — a bug).
  */
 export async function postTransaction(trx: Transaction<DB>, scope: LedgerScope, input: PostTransactionInput): Promise<PostedTransaction> {
-  return post(trx, scope, input);
+  return ledgerCall(trx, scope, (notices) => post(trx, scope, input, notices));
 }
 
 function checkAmount(amount: bigint, what = 'amount'): void {
@@ -496,6 +575,7 @@ async function postSplits(
   currency: string,
   source: LedgerSource,
   shares: SplitShare[],
+  notices: Notices,
   cover: Cover,
 ): Promise<PostedTransaction | null> {
   if (shares.length === 0) return null;
@@ -512,6 +592,7 @@ async function postSplits(
         ...shares.map((s) => ({ account: { kind: 'wallet' as const, companyId: s.walletCompanyId }, amount: s.amount })),
       ],
     },
+    notices,
     cover,
   );
 }
@@ -544,17 +625,24 @@ export async function recordCollection(
   const shares = checkSplits(scope, input.amount, input.splits ?? []);
   if (input.pending && shares.length) throw new LedgerError('splits of pending money are made when it settles: pass them to settlePending');
   const target: AccountKind = input.pending ? 'company_pending' : 'company_available';
-  const collection = await post(trx, scope, {
-    kind: 'collection',
-    currency: input.currency,
-    source: input.source,
-    entries: [
-      { account: { kind: 'external_clearing' }, amount: -input.amount },
-      { account: { kind: target }, amount: input.amount },
-    ],
+  return ledgerCall(trx, scope, async (notices) => {
+    const collection = await post(
+      trx,
+      scope,
+      {
+        kind: 'collection',
+        currency: input.currency,
+        source: input.source,
+        entries: [
+          { account: { kind: 'external_clearing' }, amount: -input.amount },
+          { account: { kind: target }, amount: input.amount },
+        ],
+      },
+      notices,
+    );
+    const split = await postSplits(trx, scope, input.currency, input.source, shares, notices, availableCover(scope, collection, input.amount));
+    return { collection, split };
   });
-  const split = await postSplits(trx, scope, input.currency, input.source, shares, availableCover(scope, collection, input.amount));
-  return { collection, split };
 }
 
 /**
@@ -570,17 +658,24 @@ export async function settlePending(
   checkAmount(input.amount);
   checkCurrency(input.currency);
   const shares = checkSplits(scope, input.amount, input.splits ?? []);
-  const settlement = await post(trx, scope, {
-    kind: 'settlement',
-    currency: input.currency,
-    source: input.source,
-    entries: [
-      { account: { kind: 'company_pending' }, amount: -input.amount },
-      { account: { kind: 'company_available' }, amount: input.amount },
-    ],
+  return ledgerCall(trx, scope, async (notices) => {
+    const settlement = await post(
+      trx,
+      scope,
+      {
+        kind: 'settlement',
+        currency: input.currency,
+        source: input.source,
+        entries: [
+          { account: { kind: 'company_pending' }, amount: -input.amount },
+          { account: { kind: 'company_available' }, amount: input.amount },
+        ],
+      },
+      notices,
+    );
+    const split = await postSplits(trx, scope, input.currency, input.source, shares, notices, availableCover(scope, settlement, input.amount));
+    return { settlement, split };
   });
-  const split = await postSplits(trx, scope, input.currency, input.source, shares, availableCover(scope, settlement, input.amount));
-  return { settlement, split };
 }
 
 /**
@@ -594,7 +689,7 @@ export async function recordRefund(
   input: { currency: string; amount: bigint; source: LedgerSource; pending?: boolean },
 ): Promise<PostedTransaction> {
   checkAmount(input.amount);
-  return post(trx, scope, {
+  return postTransaction(trx, scope, {
     kind: 'refund',
     currency: input.currency,
     source: input.source,
@@ -619,7 +714,7 @@ export async function reverse(
   const original = await loadTransaction(trx, scope, 'transactionId' in target ? { id: target.transactionId } : target);
   if (!original) throw new LedgerError('no such ledger transaction in this company and environment');
   if (original.kind === 'reversal') throw new LedgerError('a reversal is not reversed; post a new transaction');
-  return post(trx, scope, {
+  return postTransaction(trx, scope, {
     kind: 'reversal',
     currency: original.currency,
     source: { type: 'ledger_transaction', id: original.id },
@@ -645,7 +740,7 @@ export async function holdPayout(
   input: { currency: string; amount: bigint; source: LedgerSource; from: HoldSource },
 ): Promise<PostedTransaction> {
   checkAmount(input.amount);
-  return post(trx, scope, {
+  return postTransaction(trx, scope, {
     kind: 'hold',
     currency: input.currency,
     source: input.source,
@@ -662,7 +757,7 @@ export async function postPayout(
   input: { currency: string; amount: bigint; source: LedgerSource },
 ): Promise<PostedTransaction> {
   checkAmount(input.amount);
-  return post(trx, scope, {
+  return postTransaction(trx, scope, {
     kind: 'payout',
     currency: input.currency,
     source: input.source,
@@ -679,7 +774,7 @@ export async function releaseHold(
   input: { currency: string; amount: bigint; source: LedgerSource; to: HoldSource },
 ): Promise<PostedTransaction> {
   checkAmount(input.amount);
-  return post(trx, scope, {
+  return postTransaction(trx, scope, {
     kind: 'release',
     currency: input.currency,
     source: input.source,
@@ -698,7 +793,7 @@ export async function returnPayout(
 ): Promise<PostedTransaction> {
   const payout = await loadTransaction(trx, scope, { kind: 'payout', source: input.source });
   if (!payout) throw new LedgerError(`no payout posted for ${input.source.type}/${input.source.id}`);
-  return post(trx, scope, {
+  return postTransaction(trx, scope, {
     kind: 'reversal',
     currency: input.currency,
     source: { type: 'ledger_transaction', id: payout.id },
@@ -716,7 +811,7 @@ export async function depositToCustomerWallet(
   input: { currency: string; amount: bigint; source: LedgerSource; customerId: string },
 ): Promise<PostedTransaction> {
   checkAmount(input.amount);
-  return post(trx, scope, {
+  return postTransaction(trx, scope, {
     kind: 'wallet_deposit',
     currency: input.currency,
     source: input.source,
