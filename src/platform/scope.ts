@@ -19,12 +19,33 @@ export function inTenant(tenant: Tenant) {
     qb.where('company_id', '=', tenant.companyId).where('environment', '=', tenant.environment);
 }
 
+/** A query filter on the tenant columns, as inTenant returns. */
+export type TenantFilter = ReturnType<typeof inTenant>;
+
 /**
- * A company's rows in both environments: only for a lookup by id that assertInScope follows, so a
- * row of the other environment answers environment_key_mismatch rather than a bare 404.
+ * A row of the caller's company looked up by id, in either environment, so that assertInScope can
+ * answer environment_key_mismatch rather than a bare 404 for the other one. `find` runs first with
+ * the caller's own tenant filter: the whole key (company_id, environment, id), one unique-index probe
+ * whatever the planner's statistics say (a filter on company_id alone walked all of a company's index
+ * entries whenever the statistics lagged behind a fast-growing table: 2 ms instead of 0.02 ms). Only
+ * a miss asks the other environment.
  */
-export function inCompany(tenant: Pick<Tenant, 'companyId'>) {
-  return <QB extends { where: (...args: any[]) => any }>(qb: QB): QB => qb.where('company_id', '=', tenant.companyId);
+export async function findInCompany<T>(scope: Tenant, find: (filter: TenantFilter) => Promise<T | undefined>): Promise<T | undefined> {
+  const own = await find(inTenant(scope));
+  if (own !== undefined) return own;
+  return find(inTenant({ companyId: scope.companyId, environment: otherEnvironment(scope.environment) }));
+}
+
+export function otherEnvironment(environment: Environment): Environment {
+  return environment === 'test' ? 'live' : 'test';
+}
+
+/** findInCompany with SPEC.md's 404 rules (assertInScope): the row of the caller's environment, not deleted. */
+export async function loadInScope<T extends { environment: Environment; deleted_at?: Date | null }>(
+  scope: Tenant,
+  find: (filter: TenantFilter) => Promise<T | undefined>,
+): Promise<T> {
+  return assertInScope(await findInCompany(scope, find), scope);
 }
 
 /**

@@ -4,7 +4,7 @@ import { inTransaction } from '../../platform/db/database.ts';
 import { ApiError, validationError, type FieldErrors } from '../../platform/errors/api-error.ts';
 import { prefixedId } from '../../platform/ids.ts';
 import { paginate, parseListQuery } from '../../platform/lists/lists.ts';
-import { assertInScope, inCompany, inTenant } from '../../platform/scope.ts';
+import { inTenant, loadInScope } from '../../platform/scope.ts';
 import { applyTransition, insertWithTransition } from '../../platform/state-machine.ts';
 import { companyHasFeature } from '../companies/service.ts';
 import { findSelectableTemplate, type TemplateRow } from '../templates/service.ts';
@@ -114,8 +114,7 @@ export async function createCampaign(ctx: RequestContext, prepared: PreparedCamp
 /** A campaign of the caller's company by id: missing → 404; the other environment → environment_key_mismatch. */
 async function loadCampaign(ctx: RequestContext, id: string): Promise<CampaignRow> {
   if (id.length > 100) throw new ApiError('record_not_found');
-  const row = await ctx.db.selectFrom('campaigns').selectAll().$call(inCompany(ctx)).where('id', '=', id).executeTakeFirst();
-  return assertInScope(row, ctx);
+  return loadInScope(ctx, (scoped) => ctx.db.selectFrom('campaigns').selectAll().$call(scoped).where('id', '=', id).executeTakeFirst());
 }
 
 async function withCounts(ctx: RequestContext, row: CampaignRow, db = ctx.db): Promise<CampaignDetailResponse> {

@@ -5,7 +5,7 @@ import type { Environment } from '../../platform/db/schema.ts';
 import { ApiError, validationError } from '../../platform/errors/api-error.ts';
 import { prefixedId } from '../../platform/ids.ts';
 import { paginate, parseListQuery } from '../../platform/lists/lists.ts';
-import { assertInScope, iso, inTenant, type Tenant, inCompany } from '../../platform/scope.ts';
+import { inTenant, iso, loadInScope, type Tenant } from '../../platform/scope.ts';
 import { customerExists } from '../accounts/queries.ts';
 import { CardRefused, type DebitPort, type SavedCard } from '../../rails/index.ts';
 import { requestOrigin, runOutsideCall } from '../../platform/outside-call.ts';
@@ -235,8 +235,7 @@ export function requireCardId(id: string): string {
 
 /** A card of the caller's company with SPEC.md's 404 rules (deleted cards are gone). */
 export async function loadCard(ctx: { companyId: string; environment: Environment; db: Executor }, id: string): Promise<CardRow> {
-  const row = await ctx.db.selectFrom('cards').selectAll().$call(inCompany(ctx)).where('id', '=', requireCardId(id)).executeTakeFirst();
-  return assertInScope(row, ctx);
+  return loadInScope(ctx, (scoped) => ctx.db.selectFrom('cards').selectAll().$call(scoped).where('id', '=', requireCardId(id)).executeTakeFirst());
 }
 
 /** A live card of the scope by id, or undefined (for a charge's `card_id`). */

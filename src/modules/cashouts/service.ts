@@ -9,7 +9,7 @@ import { paginate, parseListQuery } from '../../platform/lists/lists.ts';
 import { formatPesos, parseMinor, toPesos } from '../../platform/money.ts';
 import { askRail, requestOrigin, runOutsideCall, settleAlone } from '../../platform/outside-call.ts';
 import { emitEvent } from '../../platform/outbox/outbox.ts';
-import { assertInScope, inCompany, inTenant, type Tenant } from '../../platform/scope.ts';
+import { inTenant, loadInScope, type Tenant } from '../../platform/scope.ts';
 import { applyTransition, insertWithTransition } from '../../platform/state-machine.ts';
 import type { PayoutBeneficiary, PayoutOutcome, PayoutRequest } from '../../rails/index.ts';
 import { findAccountView, type AccountView } from '../accounts/queries.ts';
@@ -79,10 +79,8 @@ async function lockCashout(trx: Transaction<DB>, scope: Tenant, id: string): Pro
 
 /** A cash-out of the caller's company by id: absent → record_not_found, the other environment → environment_key_mismatch. */
 async function loadCashout(db: ServiceScope['db'], scope: Tenant, id: string): Promise<CashoutRow> {
-  const row = CASHOUT_ID.test(id)
-    ? await db.selectFrom('cashouts').selectAll().$call(inCompany(scope)).where('id', '=', id).executeTakeFirst()
-    : undefined;
-  return assertInScope(row, scope);
+  if (!CASHOUT_ID.test(id)) throw new ApiError('record_not_found');
+  return loadInScope(scope, (scoped) => db.selectFrom('cashouts').selectAll().$call(scoped).where('id', '=', id).executeTakeFirst());
 }
 
 /** lockCashout for an operation by path id: missing in the environment → why (record_not_found or environment_key_mismatch). */

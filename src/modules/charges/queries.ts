@@ -1,6 +1,6 @@
 import type { Executor } from '../../platform/db/database.ts';
 import { ApiError } from '../../platform/errors/api-error.ts';
-import { assertInScope, inTenant, type Tenant, inCompany } from '../../platform/scope.ts';
+import { inTenant, loadInScope, type Tenant } from '../../platform/scope.ts';
 import type { ChargeRow } from './present.ts';
 import './tables.ts';
 
@@ -16,9 +16,10 @@ const INTENT_ID = /^pi_[0-9a-z]{26}$/;
 export async function loadCharge(scope: Tenant & { db: Executor }, id: string, lock = false): Promise<ChargeRow> {
   const column = CHARGE_ID.test(id) ? 'id' : INTENT_ID.test(id) ? 'intent_id' : null;
   if (!column) throw new ApiError('record_not_found');
-  let q = scope.db.selectFrom('charges').selectAll().$call(inCompany(scope)).where(column, '=', id);
-  if (lock) q = q.forUpdate();
-  return assertInScope(await q.executeTakeFirst(), scope);
+  return loadInScope(scope, (scoped) => {
+    const q = scope.db.selectFrom('charges').selectAll().$call(scoped).where(column, '=', id);
+    return (lock ? q.forUpdate() : q).executeTakeFirst();
+  });
 }
 
 /** Row lock on a charge of the scope (serialises every change of one charge). */

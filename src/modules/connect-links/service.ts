@@ -3,7 +3,7 @@ import type { RequestContext } from '../../platform/context.ts';
 import type { ConnectLinksTable } from '../../platform/db/schema.ts';
 import { validationError } from '../../platform/errors/api-error.ts';
 import { prefixedId, randomToken } from '../../platform/ids.ts';
-import { assertInScope, inTenant, iso, inCompany } from '../../platform/scope.ts';
+import { inTenant, iso, loadInScope } from '../../platform/scope.ts';
 import { inTransaction } from '../../platform/db/database.ts';
 import { applyTransition, insertWithTransition, StateMachine } from '../../platform/state-machine.ts';
 import { ENROLLABLE_METHODS, type EnrollableMethod } from '../payments/allows.ts';
@@ -83,8 +83,7 @@ export async function createConnectLink(ctx: RequestContext, body: CreateConnect
 
 async function loadConnectLink(ctx: RequestContext, id: string): Promise<ConnectLinkRow> {
   // Ids are opaque: anything that is not one of ours simply finds nothing (404 record_not_found).
-  const row = await ctx.db.selectFrom('connect_links').selectAll().$call(inCompany(ctx)).where('id', '=', id).executeTakeFirst();
-  return assertInScope(row, ctx);
+  return loadInScope(ctx, (scoped) => ctx.db.selectFrom('connect_links').selectAll().$call(scoped).where('id', '=', id).executeTakeFirst());
 }
 
 export async function getConnectLink(ctx: RequestContext, id: string): Promise<ConnectLinkResponse> {

@@ -6,7 +6,7 @@ import { validationError } from '../../platform/errors/api-error.ts';
 import { uuidv7 } from '../../platform/ids.ts';
 import { paginate, parseListQuery, type ListSpec } from '../../platform/lists/lists.ts';
 import { normalizeMetadata } from '../../platform/validation.ts';
-import { assertInScope, iso, requireUuid, inTenant, inCompany, type Tenant } from '../../platform/scope.ts';
+import { inTenant, iso, loadInScope, requireUuid, type Tenant } from '../../platform/scope.ts';
 import type { CreateCustomerBody, CustomerResponse, UpdateCustomerBody } from './schemas.ts';
 import { customerRuleErrors, type CustomerShape } from './validate.ts';
 import { usableClock } from '../test-clocks/service.ts';
@@ -113,8 +113,8 @@ export async function createCustomer(ctx: RequestContext, body: CreateCustomerBo
 
 /** Loads a live customer of the caller's company, with SPEC.md's 404 rules. */
 export async function loadCustomer(ctx: RequestContext, id: string): Promise<CustomerRow> {
-  const row = await ctx.db.selectFrom('customers').selectAll().$call(inCompany(ctx)).where('id', '=', requireUuid(id)).executeTakeFirst();
-  return assertInScope(row, ctx);
+  const customerId = requireUuid(id);
+  return loadInScope(ctx, (scoped) => ctx.db.selectFrom('customers').selectAll().$call(scoped).where('id', '=', customerId).executeTakeFirst());
 }
 
 /**
@@ -164,7 +164,7 @@ export async function updateCustomer(ctx: RequestContext, id: string, body: Upda
   return inTransaction(ctx.db, async (trx) => {
     const scoped = { ...ctx, db: trx };
     const current = await loadCustomer(scoped, id);
-    await trx.selectFrom('customers').select('id').$call(inCompany(ctx)).where('id', '=', current.id).forUpdate().execute();
+    await trx.selectFrom('customers').select('id').$call(inTenant(ctx)).where('id', '=', current.id).forUpdate().execute();
     const pick = <K extends keyof UpdateCustomerBody>(key: K, fallback: unknown) => (body[key] === undefined ? fallback : body[key]);
     const shape: CustomerShape = {
       type: body.type || body.user_type ? inferType(body) : current.type,

@@ -8,7 +8,7 @@ import { paginate, parseListQuery } from '../../platform/lists/lists.ts';
 import { parseMinor, toPesos, type Currency } from '../../platform/money.ts';
 import { requestOrigin, runOutsideCall } from '../../platform/outside-call.ts';
 import { applyTransition, insertWithTransition } from '../../platform/state-machine.ts';
-import { assertInScope, inCompany, inTenant, iso, type Tenant } from '../../platform/scope.ts';
+import { inTenant, iso, loadInScope, type Tenant } from '../../platform/scope.ts';
 import type { DisputeClosing, DisputeOutcome, DisputeReason, DisputeReport, DisputeReporting } from '../../rails/disputes.ts';
 import { chargeDisputeRail, lockDisputableCharge, markChargeDisputed } from '../charges/disputes.ts';
 import { loadCharge } from '../charges/queries.ts';
@@ -269,8 +269,7 @@ export async function resolveDispute(ctx: RequestContext, id: string, outcome: D
 
 async function loadDispute(ctx: RequestContext, id: string): Promise<DisputeRow> {
   if (!DISPUTE_ID.test(id)) throw new ApiError('record_not_found');
-  const row = await ctx.db.selectFrom('disputes').selectAll().$call(inCompany(ctx)).where('id', '=', id).executeTakeFirst();
-  return assertInScope(row, ctx);
+  return loadInScope(ctx, (scoped) => ctx.db.selectFrom('disputes').selectAll().$call(scoped).where('id', '=', id).executeTakeFirst());
 }
 
 export async function getDispute(ctx: RequestContext, id: string): Promise<DisputeResponse> {

@@ -10,7 +10,7 @@ export const eventList: ListSpec<'type' | 'created_at' | 'id', 'created_at'> = {
 
 /** The API shape of an event is exactly its delivery body. */
 import type { OutboxEvent } from '../../platform/outbox/outbox.ts';
-import { inTenant, inCompany } from '../../platform/scope.ts';
+import { findInCompany, inTenant } from '../../platform/scope.ts';
 
 function toEvent(row: { payload: string }): OutboxEvent {
   return JSON.parse(row.payload) as OutboxEvent;
@@ -33,7 +33,9 @@ export async function listEvents(ctx: RequestContext, query: Record<string, unkn
 }
 
 export async function getEvent(ctx: RequestContext, id: string) {
-  const row = await ctx.db.selectFrom('events').select(['payload', 'environment']).$call(inCompany(ctx)).where('id', '=', id).executeTakeFirst();
+  const row = await findInCompany(ctx, (scoped) =>
+    ctx.db.selectFrom('events').select(['payload', 'environment']).$call(scoped).where('id', '=', id).executeTakeFirst(),
+  );
   if (!row) throw new ApiError('record_not_found');
   if (row.environment !== ctx.environment) throw new ApiError('environment_key_mismatch');
   return toEvent(row);

@@ -4,7 +4,7 @@ import type { Environment } from '../../platform/db/schema.ts';
 import { ApiError, validationError, type FieldErrors } from '../../platform/errors/api-error.ts';
 import { prefixedId } from '../../platform/ids.ts';
 import { paginate, parseListQuery, type ListSpec } from '../../platform/lists/lists.ts';
-import { assertInScope, inTenant, inCompany } from '../../platform/scope.ts';
+import { inTenant, loadInScope } from '../../platform/scope.ts';
 import { bogotaDate, bogotaMidnight, isCalendarDate } from './dates.ts';
 import {
   emitDueAlerts,
@@ -102,9 +102,10 @@ export async function insertDraftResolution(
 
 async function loadResolution(ctx: RequestContext, id: string, lock = false): Promise<ResolutionRow> {
   if (!RESOLUTION_ID.test(id)) throw new ApiError('record_not_found');
-  let q = ctx.db.selectFrom('fiscal_resolutions').selectAll().$call(inCompany(ctx)).where('id', '=', id);
-  if (lock) q = q.forUpdate();
-  return assertInScope(await q.executeTakeFirst(), ctx);
+  return loadInScope(ctx, (scoped) => {
+    const q = ctx.db.selectFrom('fiscal_resolutions').selectAll().$call(scoped).where('id', '=', id);
+    return (lock ? q.forUpdate() : q).executeTakeFirst();
+  });
 }
 
 export async function getResolution(ctx: RequestContext, id: string): Promise<ResolutionResponse> {

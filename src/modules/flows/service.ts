@@ -2,7 +2,7 @@ import type { RequestContext } from '../../platform/context.ts';
 import { ApiError, validationError, type FieldErrors } from '../../platform/errors/api-error.ts';
 import { prefixedId, randomToken } from '../../platform/ids.ts';
 import { paginate, parseListQuery, type ListSpec } from '../../platform/lists/lists.ts';
-import { inCompany, inTenant, iso } from '../../platform/scope.ts';
+import { findInCompany, inTenant, iso } from '../../platform/scope.ts';
 import { openNullable, sealSecret, type Keyring } from '../../platform/secrets.ts';
 import { checkWebhookUrl } from '../webhooks/service.ts';
 import { findSelectableTemplate } from '../templates/service.ts';
@@ -100,7 +100,7 @@ export async function createFlow(ctx: RequestContext, body: CreateFlowBody): Pro
 
 export async function loadFlow(ctx: RequestContext, id: string): Promise<FlowRow> {
   if (!FLOW_ID.test(id)) throw new ApiError('record_not_found');
-  const row = await ctx.db.selectFrom('flows').selectAll().$call(inCompany(ctx)).where('id', '=', id).executeTakeFirst();
+  const row = await findInCompany(ctx, (scoped) => ctx.db.selectFrom('flows').selectAll().$call(scoped).where('id', '=', id).executeTakeFirst());
   if (!row || row.deleted_at) throw new ApiError('record_not_found');
   if (row.environment !== ctx.environment) throw new ApiError('environment_key_mismatch');
   return row;

@@ -1,6 +1,6 @@
 import type { Executor } from '../../platform/db/database.ts';
 import { ApiError } from '../../platform/errors/api-error.ts';
-import { assertInScope, inTenant, type Tenant, inCompany } from '../../platform/scope.ts';
+import { inTenant, loadInScope, type Tenant } from '../../platform/scope.ts';
 import type { ResolvedLine } from '../prices/lines.ts';
 import type { CreditNoteRow, InvoiceRow, StampingRow, StoredLine } from './tables.ts';
 import './tables.ts';
@@ -20,9 +20,10 @@ export function fromStoredLine(l: StoredLine): ResolvedLine {
 /** An invoice of the caller's company with SPEC.md's 404 rules; `lock` takes the row lock. */
 export async function loadInvoice(scope: Tenant & { db: Executor }, id: string, lock = false): Promise<InvoiceRow> {
   if (!INVOICE_ID.test(id)) throw new ApiError('record_not_found');
-  let q = scope.db.selectFrom('invoices').selectAll().$call(inCompany(scope)).where('id', '=', id);
-  if (lock) q = q.forUpdate();
-  return assertInScope(await q.executeTakeFirst(), scope);
+  return loadInScope(scope, (scoped) => {
+    const q = scope.db.selectFrom('invoices').selectAll().$call(scoped).where('id', '=', id);
+    return (lock ? q.forUpdate() : q).executeTakeFirst();
+  });
 }
 
 export async function lockInvoice(db: Executor, scope: Tenant, id: string): Promise<InvoiceRow | undefined> {

@@ -8,7 +8,7 @@ import { isUuid, prefixedId } from '../../platform/ids.ts';
 import { paginate, parseListQuery, type ListEnvelope } from '../../platform/lists/lists.ts';
 import { formatPesos, parseMinor, toPesos } from '../../platform/money.ts';
 import { askRail, requestOrigin, runOutsideCall, settleAlone } from '../../platform/outside-call.ts';
-import { assertInScope, inCompany, inTenant, iso, type Tenant } from '../../platform/scope.ts';
+import { inTenant, iso, loadInScope, type Tenant } from '../../platform/scope.ts';
 import { applyTransition, insertWithTransition } from '../../platform/state-machine.ts';
 import { normalizeMetadata } from '../../platform/validation.ts';
 import type { IssueCardOutcome, IssueCardRequest } from '../../rails/index.ts';
@@ -137,10 +137,8 @@ async function lockCard(trx: Transaction<DB>, scope: Tenant, id: string): Promis
 
 /** A card of the caller's company by id: absent → record_not_found, the other environment → environment_key_mismatch. */
 async function loadCard(db: Executor, scope: Tenant, id: string): Promise<IssuingCardRow> {
-  const row = ISSUING_CARD_ID.test(id)
-    ? await db.selectFrom('issuing_cards').selectAll().$call(inCompany(scope)).where('id', '=', id).executeTakeFirst()
-    : undefined;
-  return assertInScope(row, scope);
+  if (!ISSUING_CARD_ID.test(id)) throw new ApiError('record_not_found');
+  return loadInScope(scope, (scoped) => db.selectFrom('issuing_cards').selectAll().$call(scoped).where('id', '=', id).executeTakeFirst());
 }
 
 async function lockForOperation(trx: Transaction<DB>, scope: Tenant, id: string): Promise<IssuingCardRow> {

@@ -5,7 +5,7 @@ import type { DB } from '../../platform/db/schema.ts';
 import { ApiError, validationError } from '../../platform/errors/api-error.ts';
 import { prefixedId } from '../../platform/ids.ts';
 import { paginate, parseListQuery } from '../../platform/lists/lists.ts';
-import { assertInScope, inTenant, inCompany } from '../../platform/scope.ts';
+import { inTenant, loadInScope } from '../../platform/scope.ts';
 import { onPaymentPaid } from './ledger.ts';
 import { INTENT_MACHINE, PAYMENT_MACHINE } from './lifecycle.ts';
 import { applyTransition, insertWithTransition, TransitionNotAllowed } from '../../platform/state-machine.ts';
@@ -236,14 +236,16 @@ export async function listIntents(ctx: RequestContext, query: Record<string, unk
 /** GET /payment-intents/{id}: an intent id (pi_…) or the charge id of the attempt. */
 export async function getIntent(ctx: RequestContext, id: string): Promise<IntentResponse> {
   if (id.length > 100) throw new ApiError('record_not_found');
-  const row = await ctx.db
-    .selectFrom('payment_intents')
-    .selectAll()
-    .$call(inCompany(ctx))
-    .where((eb) => eb.or([eb('id', '=', id), eb('charge_id', '=', id)]))
-    .orderBy('created_at', 'desc')
-    .executeTakeFirst();
-  return toIntentResponse(assertInScope(row, ctx));
+  const row = await loadInScope(ctx, (scoped) =>
+    ctx.db
+      .selectFrom('payment_intents')
+      .selectAll()
+      .$call(scoped)
+      .where((eb) => eb.or([eb('id', '=', id), eb('charge_id', '=', id)]))
+      .orderBy('created_at', 'desc')
+      .executeTakeFirst(),
+  );
+  return toIntentResponse(row);
 }
 
 /** GET /payments/{id}/intents: the payment's attempts, newest first. */

@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { Executor } from '../../platform/db/database.ts';
 import { ApiError } from '../../platform/errors/api-error.ts';
-import { assertInScope, inTenant, type Tenant, inCompany } from '../../platform/scope.ts';
+import { inTenant, loadInScope, type Tenant } from '../../platform/scope.ts';
 import type { PaymentIntentsTable, PaymentsTable } from './tables.ts';
 import './tables.ts';
 
@@ -22,9 +22,10 @@ export function requirePaymentId(id: string): string {
 /** A payment of the caller's company with SPEC.md's 404 rules; `lock` takes the row lock. */
 export async function loadPayment(scope: Tenant & { db: Executor }, id: string, lock = false): Promise<PaymentRow> {
   const paymentId = requirePaymentId(id);
-  let q = scope.db.selectFrom('payments').selectAll().$call(inCompany(scope)).where('id', '=', paymentId);
-  if (lock) q = q.forUpdate();
-  return assertInScope(await q.executeTakeFirst(), scope);
+  return loadInScope(scope, (scoped) => {
+    const q = scope.db.selectFrom('payments').selectAll().$call(scoped).where('id', '=', paymentId);
+    return (lock ? q.forUpdate() : q).executeTakeFirst();
+  });
 }
 
 /** Row lock on a payment of the scope (serialises every change of one payment). */

@@ -7,7 +7,7 @@ import { ApiError, validationError, type FieldErrors } from '../../platform/erro
 import { prefixedId } from '../../platform/ids.ts';
 import { paginate, parseListQuery, type ListSpec } from '../../platform/lists/lists.ts';
 import { fromBasisPoints } from '../../platform/money.ts';
-import { assertInScope, iso, inTenant, inCompany } from '../../platform/scope.ts';
+import { inTenant, iso, loadInScope } from '../../platform/scope.ts';
 import type { CreatePriceBody, PriceResponse, UpdatePriceBody } from './schemas.ts';
 import type { PricesTable } from './tables.ts';
 import { resolveTaxInput, type ResolvedTax } from './tax.ts';
@@ -77,8 +77,7 @@ export async function findPrices(db: Executor, companyId: string, ids: string[])
 
 export async function loadPrice(ctx: { db: Executor; companyId: string; environment: Environment }, id: string): Promise<PriceRow> {
   if (!PRICE_ID.test(id)) throw new ApiError('record_not_found');
-  const row = await ctx.db.selectFrom('prices').selectAll().$call(inCompany(ctx)).where('id', '=', id).executeTakeFirst();
-  return assertInScope(row, ctx);
+  return loadInScope(ctx, (scoped) => ctx.db.selectFrom('prices').selectAll().$call(scoped).where('id', '=', id).executeTakeFirst());
 }
 
 export async function getPrice(ctx: RequestContext, id: string): Promise<PriceResponse> {

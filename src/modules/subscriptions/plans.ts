@@ -3,7 +3,7 @@ import { inTransaction, type Executor } from '../../platform/db/database.ts';
 import { ApiError } from '../../platform/errors/api-error.ts';
 import { prefixedId } from '../../platform/ids.ts';
 import { paginate, parseListQuery, type ListSpec } from '../../platform/lists/lists.ts';
-import { assertInScope, inCompany, inTenant, iso, type Tenant } from '../../platform/scope.ts';
+import { inTenant, iso, loadInScope, type Tenant } from '../../platform/scope.ts';
 import { normalizeMetadata } from '../../platform/validation.ts';
 import type { Frequency } from './calendar.ts';
 import type { CreatePlanBody, PlanResponse, UpdatePlanBody } from './schemas.ts';
@@ -95,8 +95,7 @@ export async function createPlan(ctx: RequestContext, body: CreatePlanBody): Pro
 
 export async function loadPlan(db: Executor, scope: Tenant, id: string): Promise<PlanRow> {
   if (!PLAN_ID.test(id)) throw new ApiError('record_not_found');
-  const row = await db.selectFrom('plans').selectAll().$call(inCompany(scope)).where('id', '=', id).executeTakeFirst();
-  return assertInScope(row, scope);
+  return loadInScope(scope, (scoped) => db.selectFrom('plans').selectAll().$call(scoped).where('id', '=', id).executeTakeFirst());
 }
 
 export async function getPlan(ctx: RequestContext, id: string): Promise<PlanResponse> {

@@ -3,7 +3,7 @@ import { inTransaction } from '../../platform/db/database.ts';
 import { ApiError, validationError, type FieldErrors } from '../../platform/errors/api-error.ts';
 import { prefixedId } from '../../platform/ids.ts';
 import { paginate, parseListQuery, type ListSpec } from '../../platform/lists/lists.ts';
-import { assertInScope, inCompany, inTenant, requireUuid } from '../../platform/scope.ts';
+import { inTenant, loadInScope, requireUuid } from '../../platform/scope.ts';
 import { insertWithTransition } from '../../platform/state-machine.ts';
 import { normalizeMetadata } from '../../platform/validation.ts';
 import { loadCustomer } from '../customers/service.ts';
@@ -131,8 +131,7 @@ async function orFieldError<T>(field: string, message: string, load: () => Promi
 
 async function loadSubscription(ctx: RequestContext, id: string): Promise<SubscriptionRow> {
   if (!SUBSCRIPTION_ID.test(id)) throw new ApiError('record_not_found');
-  const row = await ctx.db.selectFrom('subscriptions').selectAll().$call(inCompany(ctx)).where('id', '=', id).executeTakeFirst();
-  return assertInScope(row, ctx);
+  return loadInScope(ctx, (scoped) => ctx.db.selectFrom('subscriptions').selectAll().$call(scoped).where('id', '=', id).executeTakeFirst());
 }
 
 export async function getSubscription(ctx: RequestContext, id: string): Promise<SubscriptionResponse> {

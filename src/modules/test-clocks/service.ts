@@ -5,7 +5,7 @@ import { ApiError, validationError } from '../../platform/errors/api-error.ts';
 import { prefixedId } from '../../platform/ids.ts';
 import type { ClockBinding } from '../../platform/jobs/queue.ts';
 import { paginate, parseListQuery, type ListSpec } from '../../platform/lists/lists.ts';
-import { inCompany, inTenant, iso, type Tenant } from '../../platform/scope.ts';
+import { findInCompany, inTenant, iso, type Tenant } from '../../platform/scope.ts';
 import { parseTimestamp } from '../payments/validate.ts';
 import type { TestClockRow } from './tables.ts';
 import './tables.ts';
@@ -97,7 +97,9 @@ export async function createTestClock(ctx: ClockContext, body: { frozen_time: nu
 
 async function findClock(db: Executor, scope: Tenant, id: string): Promise<TestClockRow | undefined> {
   if (!TEST_CLOCK_ID.test(id)) return undefined;
-  return db.selectFrom('test_clocks').selectAll().$call(inCompany(scope)).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+  return findInCompany(scope, (scoped) =>
+    db.selectFrom('test_clocks').selectAll().$call(scoped).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst(),
+  );
 }
 
 /** A clock of the company: with a live key it is the other environment's (404, as every resource). */

@@ -8,7 +8,7 @@ import { prefixedId } from '../../platform/ids.ts';
 import { paginate, paginateItems, parseListQuery } from '../../platform/lists/lists.ts';
 import { formatPesos, toPesos } from '../../platform/money.ts';
 import { askRail, jobOrigin, requestOrigin, runOutsideCall, settleAlone, type CallOrigin } from '../../platform/outside-call.ts';
-import { assertInScope, inCompany, inTenant, iso, type Tenant } from '../../platform/scope.ts';
+import { inTenant, iso, loadInScope, type Tenant } from '../../platform/scope.ts';
 import { applyTransition, insertWithTransition } from '../../platform/state-machine.ts';
 import { normalizeMetadata } from '../../platform/validation.ts';
 import type { Bill, BillerPort, BillerProvider, BillInquiry, BillPaymentOutcome } from '../../rails/index.ts';
@@ -364,10 +364,10 @@ export const recoverUtility: RecoverResource = async (req, id) => {
 };
 
 export async function getUtility(ctx: RequestContext, id: string): Promise<UtilityResponse> {
-  const row = UTILITY_ID.test(id)
-    ? await ctx.db.selectFrom('utilities').selectAll().$call(inCompany(ctx)).where('id', '=', id).executeTakeFirst()
-    : undefined;
-  return toUtilityResponse(assertInScope(row, ctx));
+  if (!UTILITY_ID.test(id)) throw new ApiError('record_not_found');
+  return toUtilityResponse(
+    await loadInScope(ctx, (scoped) => ctx.db.selectFrom('utilities').selectAll().$call(scoped).where('id', '=', id).executeTakeFirst()),
+  );
 }
 
 /** GET /utilities: filters id, status, provider_id, reference, payment_id; sort created_at. */

@@ -4,7 +4,7 @@ import { inTransaction } from '../../platform/db/database.ts';
 import { ApiError, validationError } from '../../platform/errors/api-error.ts';
 import { isUuid, prefixedId, randomToken, uuidv7 } from '../../platform/ids.ts';
 import { paginate, parseListQuery, type ListSpec } from '../../platform/lists/lists.ts';
-import { iso, inTenant, inCompany } from '../../platform/scope.ts';
+import { findInCompany, inTenant, iso } from '../../platform/scope.ts';
 import { openNullable, sealSecret, type Keyring } from '../../platform/secrets.ts';
 import type { CreateWebhookBody, DeliveryResponse, UpdateWebhookBody, WebhookResponse } from './schemas.ts';
 import type { WebhookDeliveriesTable, WebhooksTable } from './tables.ts';
@@ -61,7 +61,9 @@ function requireCheckedUrl(checked: CheckedUrl | undefined, url: string): void {
 /** SPEC.md: a missing webhook is 404 not_found (10004); a malformed id is record_not_found. */
 export async function loadWebhook(ctx: RequestContext, id: string): Promise<WebhookRow> {
   if (!isUuid(id)) throw new ApiError('record_not_found');
-  const row = await ctx.db.selectFrom('webhooks').selectAll().$call(inCompany(ctx)).where('id', '=', id.toLowerCase()).executeTakeFirst();
+  const row = await findInCompany(ctx, (scoped) =>
+    ctx.db.selectFrom('webhooks').selectAll().$call(scoped).where('id', '=', id.toLowerCase()).executeTakeFirst(),
+  );
   if (!row || row.deleted_at) throw new ApiError('not_found');
   if (row.environment !== ctx.environment) throw new ApiError('environment_key_mismatch');
   return row;
