@@ -25,6 +25,8 @@ export interface Config {
   maxTransactionCop: bigint;
   workers: boolean;
   dbPoolSize: number;
+  /** BEGIN and COMMIT sent with the statements next to them (src/platform/db/pg-client.ts). */
+  dbBatchBeginCommit: boolean;
   /** PostgreSQL bounds (docs/operations.md): every statement, lock wait and idle transaction is cut off. */
   dbStatementTimeoutMs: number;
   dbLockTimeoutMs: number;
@@ -227,6 +229,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxTransactionCop: BigInt(int(env, 'MAX_TRANSACTION_COP', 500_000_000, 1)),
     workers: bool(env, 'RUN_WORKERS', true),
     dbPoolSize: int(env, 'DB_POOL_SIZE', 20, 1),
+    dbBatchBeginCommit: bool(env, 'DB_BATCH_BEGIN_COMMIT', true),
     dbStatementTimeoutMs: int(env, 'DB_STATEMENT_TIMEOUT_MS', 30_000, 0),
     dbLockTimeoutMs: int(env, 'DB_LOCK_TIMEOUT_MS', 15_000, 0),
     dbIdleInTransactionTimeoutMs: int(env, 'DB_IDLE_IN_TRANSACTION_TIMEOUT_MS', 60_000, 0),

@@ -99,6 +99,7 @@ export async function createRuntime(
         dataDir: config.dataDir,
         embedded: { sharedBuffers: config.embeddedSharedBuffers, templateDir: config.embeddedTemplateDir },
         poolSize: config.dbPoolSize,
+        batchBeginCommit: config.dbBatchBeginCommit,
         limits: {
           statementTimeoutMs: config.dbStatementTimeoutMs,
           lockTimeoutMs: config.dbLockTimeoutMs,
