@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { CompiledQuery, sql } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import { openDatabase, type Database } from './database.ts';
 import { BatchingClient, COMMIT_AFTER } from './pg-client.ts';
 
