@@ -1,13 +1,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { ENGINE } from './harness.ts';
-import { freePort } from './fault-harness.ts';
+import { cliWithServer } from './support/cli.ts';
 import { makeTestPkcs12 } from './support/fiscal.ts';
 import { signBody } from '../src/modules/webhooks/signature.ts';
 
@@ -17,59 +16,19 @@ import { signBody } from '../src/modules/webhooks/signature.ts';
  * forwarding signed events to a local receiver, and secrets passed to `fiscal-profile set` as files.
  */
 
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'recaudo-tools-cli-'));
-const port = await freePort();
-const base = `http://127.0.0.1:${port}`;
-const env: NodeJS.ProcessEnv = {
-  ...process.env,
-  PORT: String(port),
-  HOST: '127.0.0.1',
-  DATA_DIR: dataDir,
-  DATABASE_URL: ENGINE === 'postgres' ? process.env.TEST_DATABASE_URL : '',
-  LOG_LEVEL: 'warn',
-  RECAUDO_API_URL: base,
-};
-
-function cli(...args: string[]) {
-  const res = spawnSync(process.execPath, ['bin/recaudo.mjs', ...args], { env, encoding: 'utf8', timeout: 120_000 });
-  return { code: res.status, stdout: res.stdout, stderr: res.stderr };
-}
-
-/** Without blocking this process (the receiver it runs must answer meanwhile). */
-function cliAsync(...args: string[]): { child: ChildProcess; done: Promise<{ code: number | null; stdout: string; stderr: string }> } {
-  const child = spawn(process.execPath, ['bin/recaudo.mjs', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (c) => (stdout += c));
-  child.stderr!.on('data', (c) => (stderr += c));
-  return { child, done: once(child, 'close').then(([code]) => ({ code: code as number | null, stdout, stderr })) };
-}
+const { cli, cliAsync, start, stop } = await cliWithServer('tools');
 
 describe('recaudo keys list, trigger, listen and secrets from files', () => {
   let server: ChildProcess;
   let company: { company: { id: string }; keys: { test: string; live: string }; publishable_keys: { test: string } };
 
   before(async () => {
-    server = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
-    const deadline = Date.now() + 90_000;
-    for (;;) {
-      try {
-        if ((await fetch(`${base}/health`)).ok) break;
-      } catch {
-        /* starting */
-      }
-      if (server.exitCode !== null || Date.now() > deadline) throw new Error('server did not start');
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    server = await start('inherit');
     const created = cli('companies', 'create', '--name', 'Herramientas SAS', '--json');
     assert.equal(created.code, 0, created.stderr);
     company = JSON.parse(created.stdout);
   });
-  after(async () => {
-    server.kill('SIGTERM');
-    await once(server, 'exit');
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  });
+  after(() => stop(server));
 
   test('keys list: prefix, environment, kind, created and revoked; never a key', () => {
     const rotated = cli('keys', 'rotate', '--company', company.company.id, '--env', 'test', '--publishable', '--json');

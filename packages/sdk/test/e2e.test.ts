@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createFaultDatabase, freePort, type FaultDatabase } from '../../../test/fault-harness.ts';
+import { ensureBuilt } from '../../../test/support/build.ts';
 import type * as SdkModule from '../src/index.ts';
 
 /**
@@ -29,36 +30,10 @@ function run(cmd: string, args: string[], cwd = ROOT): void {
   if (res.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${res.status ?? res.signal}):\n${res.stdout}\n${res.stderr}`);
 }
 
-/** True when a file under `dir` (tests aside) changed after `since` (as bin/entry.mjs judges a build current). */
-function changedSince(dir: string, since: number): boolean {
-  if (fs.statSync(dir).mtimeMs > since) return true;
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    const file = path.join(dir, entry.name);
-    if (entry.isDirectory() ? changedSince(file, since) : !entry.name.endsWith('.test.ts') && fs.statSync(file).mtimeMs > since) return true;
-  }
-  return false;
-}
-
-/**
- * The command that starts the server: `node dist/main.js`, built by `npm run build` unless dist/ is
- * current (CI builds first, so no test rewrites dist/ under another one). Without a build script
- * (a checkout before issue 19's build), the sources through tsx, and the test says so.
- */
-function serverCommand(): { args: string[]; how: string } {
-  const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
-  const main = path.join(ROOT, 'dist', 'main.js');
-  const stampFile = path.join(ROOT, 'dist', '.build-stamp');
-  const current = () =>
-    fs.existsSync(main) && fs.existsSync(stampFile) && !changedSince(path.join(ROOT, 'src'), Number(fs.readFileSync(stampFile, 'utf8')));
-  if (current()) return { args: [main], how: 'node dist/main.js (dist/ current)' };
-  if (pkg.scripts?.build) {
-    run('npm', ['run', 'build']);
-    if (fs.existsSync(main)) return { args: [main], how: 'node dist/main.js (built by npm run build)' };
-  }
-  return {
-    args: ['--import', 'tsx', path.join(ROOT, 'src', 'main.ts')],
-    how: 'node --import tsx src/main.ts (FALLBACK: no npm run build / dist/main.js in this checkout)',
-  };
+/** The built server, `node dist/main.js`: dist/ rebuilt first when the sources changed since (ensureBuilt). */
+async function serverCommand(): Promise<{ args: string[]; how: string }> {
+  await ensureBuilt();
+  return { args: [path.join(ROOT, 'dist', 'main.js')], how: 'node dist/main.js' };
 }
 
 interface Received {
@@ -143,7 +118,7 @@ describe(`@recaudo/node against the built server (${ENGINE})`, () => {
 
   before(async () => {
     const started = Date.now();
-    how = serverCommand();
+    how = await serverCommand();
     const built = Date.now();
     run('npm', ['run', 'build', '-w', '@recaudo/node']);
     sdk = (await import('@recaudo/node')) as unknown as Sdk;

@@ -1,62 +1,27 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { ENGINE } from '../../../test/harness.ts';
 import { makeTestPkcs12 } from '../../../test/support/fiscal.ts';
 import { FakeDianServer } from '../../../test/fakes/dian-server.ts';
-import { freePort } from '../../../test/fault-harness.ts';
+import { cliWithServer } from '../../../test/support/cli.ts';
 
 /**
  * `recaudo fiscal-profile set|show` against the real start command: through the control socket
  * with the embedded engine, directly on PostgreSQL. The rules themselves (the API's) are covered
  * in profile.test.ts, also through the operator functions the CLI calls.
  */
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'recaudo-fiscal-cli-'));
-const port = await freePort();
-const base = `http://127.0.0.1:${port}`;
-const env: NodeJS.ProcessEnv = {
-  ...process.env,
-  PORT: String(port),
-  HOST: '127.0.0.1',
-  DATA_DIR: dataDir,
-  DATABASE_URL: ENGINE === 'postgres' ? process.env.TEST_DATABASE_URL : '',
-  LOG_LEVEL: 'warn',
-  DIAN_ALLOW_INSECURE_ENDPOINT: 'true',
-};
-
-function cli(...args: string[]) {
-  const res = spawnSync(process.execPath, ['bin/recaudo.mjs', ...args], { env, encoding: 'utf8', timeout: 60_000 });
-  return { code: res.status, stdout: res.stdout, stderr: res.stderr };
-}
-
+const {
+  base,
+  dataDir,
+  cli,
+  cliAsync: cliInBackground,
+  start: startServer,
+  stop,
+} = await cliWithServer('fiscal', { DIAN_ALLOW_INSECURE_ENDPOINT: 'true' });
 /** Without blocking this process (the fake DIAN server it runs must answer meanwhile). */
-async function cliAsync(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['bin/recaudo.mjs', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (c) => (stdout += c));
-  child.stderr!.on('data', (c) => (stderr += c));
-  const [code] = (await once(child, 'close')) as [number | null];
-  return { code, stdout, stderr };
-}
-
-async function startServer(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env, stdio: ['ignore', 'ignore', 'ignore'] });
-  const deadline = Date.now() + 90_000; // a fresh embedded data directory migrates first
-  for (;;) {
-    try {
-      if ((await fetch(`${base}/health`)).ok) return child;
-    } catch {
-      /* starting */
-    }
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error('server did not start');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const cliAsync = (...args: string[]) => cliInBackground(...args).done;
 
 describe('recaudo fiscal-profile', () => {
   let server: ChildProcess;
@@ -66,13 +31,7 @@ describe('recaudo fiscal-profile', () => {
     fs.writeFileSync(p12File, makeTestPkcs12('clave').p12);
     server = await startServer();
   });
-  after(async () => {
-    if (server.exitCode === null) {
-      server.kill('SIGKILL');
-      await once(server, 'exit');
-    }
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  });
+  after(() => stop(server, 'SIGKILL'));
 
   test('set and show while the server runs; the API sees the result; bad input exits 2 and changes nothing', async () => {
     const created = JSON.parse(cli('companies', 'create', '--name', 'Fiscal CLI SAS', '--json').stdout);
