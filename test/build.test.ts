@@ -1,12 +1,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ENGINE } from './harness.ts';
-import { freePort } from './fault-harness.ts';
+import { cliWithServer } from './support/cli.ts';
 import { ensureBuilt } from './support/build.ts';
 import { buildIsCurrent } from '../bin/entry.mjs';
 
@@ -73,48 +73,19 @@ describe('npm run build', () => {
   });
 });
 
+const dist = await cliWithServer('dist', { RATE_LIMIT_TEST: '100000' });
+
 describe(`node dist/main.js and the CLI from dist/ (${ENGINE})`, () => {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'recaudo-dist-'));
+  const { base, env } = dist;
   let server: ChildProcess;
-  let base = '';
-  let env: NodeJS.ProcessEnv = {};
 
   before(async () => {
     await ensureBuilt();
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    env = {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      DATABASE_URL: ENGINE === 'postgres' ? process.env.TEST_DATABASE_URL : '',
-      LOG_LEVEL: 'warn',
-      RATE_LIMIT_TEST: '100000',
-    };
     // No loader: dist/ must run on plain Node.
-    server = spawn(process.execPath, ['dist/main.js'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    server.stderr!.on('data', (c) => (stderr += c));
-    const deadline = Date.now() + 120_000;
-    for (;;) {
-      try {
-        if ((await fetch(`${base}/health`)).ok) break;
-      } catch {
-        /* starting */
-      }
-      if (server.exitCode !== null || Date.now() > deadline) throw new Error(`dist/main.js did not start: ${stderr}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    server = await dist.start({ entry: ['dist/main.js'] });
   });
 
-  after(async () => {
-    if (server && server.exitCode === null) {
-      server.kill('SIGKILL');
-      await once(server, 'exit');
-    }
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  });
+  after(() => dist.stop(server, 'SIGKILL'));
 
   test('serves the API to a key the compiled CLI made, and stops cleanly on SIGTERM', async () => {
     const created = spawnSync(process.execPath, ['dist/cli/main.js', 'companies', 'create', '--name', 'Compilada SAS', '--json'], {

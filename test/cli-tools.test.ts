@@ -23,7 +23,7 @@ describe('recaudo keys list, trigger, listen and secrets from files', () => {
   let company: { company: { id: string }; keys: { test: string; live: string }; publishable_keys: { test: string } };
 
   before(async () => {
-    server = await start('inherit');
+    server = await start({ stderr: 'inherit' });
     const created = cli('companies', 'create', '--name', 'Herramientas SAS', '--json');
     assert.equal(created.code, 0, created.stderr);
     company = JSON.parse(created.stdout);

@@ -1,48 +1,16 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
 import { ENGINE } from './harness.ts';
 import { freePort } from './fault-harness.ts';
+import { cliWithServer } from './support/cli.ts';
 
 /** The operator's path, over real HTTP against the real start command and the real CLI. */
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'recaudo-e2e-'));
 // Ports from the OS: fixed ranges collided with other suites' servers running in parallel.
-const port = await freePort();
-const base = `http://127.0.0.1:${port}`;
-const env: NodeJS.ProcessEnv = {
-  ...process.env,
-  PORT: String(port),
-  HOST: '127.0.0.1',
-  DATA_DIR: dataDir,
-  DATABASE_URL: ENGINE === 'postgres' ? process.env.TEST_DATABASE_URL : '',
-  LOG_LEVEL: 'warn',
-  RATE_LIMIT_TEST: '100000',
-};
-
-function cli(...args: string[]) {
-  const res = spawnSync(process.execPath, ['bin/recaudo.mjs', ...args], { env, encoding: 'utf8', timeout: 60_000 });
-  return { code: res.status, stdout: res.stdout, stderr: res.stderr };
-}
-
-async function startServer(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  // A cold start migrates a fresh embedded database: seconds on an idle machine, far more on a busy one.
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    try {
-      if ((await fetch(`${base}/health`)).ok) return child;
-    } catch {
-      /* starting */
-    }
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error('server did not start');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const { base, env, cli, start: startServer, stop } = await cliWithServer('e2e', { RATE_LIMIT_TEST: '100000' });
+const port = Number(new URL(base).port);
 
 function api(key: string, method: string, url: string, body?: unknown) {
   return fetch(`${base}${url}`, {
@@ -57,13 +25,7 @@ describe('start command, CLI and shutdown', () => {
   before(async () => {
     server = await startServer();
   });
-  after(async () => {
-    if (server.exitCode === null) {
-      server.kill('SIGKILL');
-      await once(server, 'exit');
-    }
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  });
+  after(() => stop(server, 'SIGKILL'));
 
   test('the CLI creates a company while the server runs, and its test key works', async () => {
     const out = cli('companies', 'create', '--name', 'Acme SAS', '--nit', '900123456', '--feature', 'campaigns', '--json');

@@ -52,7 +52,8 @@ export async function cliWithServer(
   cli: (...args: string[]) => CliOutput;
   /** Without blocking this process (a receiver or fake it runs must answer meanwhile). */
   cliAsync: (...args: string[]) => { child: ChildProcess; done: Promise<CliOutput> };
-  start: (stderr?: 'inherit' | 'ignore') => Promise<ChildProcess>;
+  /** The start command (the sources through tsx unless `entry` says, e.g. ['dist/main.js']); waits for /health. */
+  start: (opts?: { stderr?: 'inherit' | 'ignore'; entry?: string[] }) => Promise<ChildProcess>;
   stop: (server: ChildProcess | undefined, signal?: NodeJS.Signals) => Promise<void>;
 }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `recaudo-${tag}-cli-`));
@@ -84,16 +85,18 @@ export async function cliWithServer(
       child.stderr!.on('data', (c) => (stderr += c));
       return { child, done: once(child, 'close').then(([code]) => ({ code: code as number | null, stdout, stderr })) };
     },
-    start: async (stderr = 'ignore') => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env, stdio: ['ignore', 'ignore', stderr] });
-      const deadline = Date.now() + 90_000; // a fresh embedded data directory migrates first
+    start: async ({ stderr = 'ignore', entry = ['--import', 'tsx', 'src/main.ts'] } = {}) => {
+      const child = spawn(process.execPath, entry, { env, stdio: ['ignore', 'ignore', stderr === 'inherit' ? 'inherit' : 'pipe'] });
+      let output = '';
+      child.stderr?.on('data', (c) => (output += c));
+      const deadline = Date.now() + 120_000; // a fresh embedded data directory migrates first
       for (;;) {
         try {
           if ((await fetch(`${base}/health`)).ok) return child;
         } catch {
           /* starting */
         }
-        if (child.exitCode !== null || Date.now() > deadline) throw new Error('server did not start');
+        if (child.exitCode !== null || Date.now() > deadline) throw new Error(`${entry.join(' ')} did not start: ${output}`);
         await new Promise((r) => setTimeout(r, 100));
       }
     },
