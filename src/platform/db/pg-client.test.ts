@@ -1,4 +1,4 @@
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { CompiledQuery, sql } from 'kysely';
@@ -14,7 +14,10 @@ const skip = URL ? false : 'PostgreSQL only: the embedded engine has no wire pro
  * counts the server's ReadyForQuery messages (one per round trip) and checks what was committed.
  */
 describe('PostgreSQL client: BEGIN and COMMIT batched with their statements', { skip }, () => {
-  const table = `batching_${randomBytes(4).toString('hex')}`;
+  // In a schema of its own: the database is shared with the other test files, and
+  // test/distribution.test.ts reads every table of the public schema.
+  const schema = `batching_${randomBytes(4).toString('hex')}`;
+  const table = `${schema}.t`;
   let client: BatchingClient;
   let trips = 0;
   let database: Database;
@@ -26,17 +29,25 @@ describe('PostgreSQL client: BEGIN and COMMIT batched with their statements', { 
     return trips - start;
   };
 
+  // A failed case must not leave the next one inside its transaction.
+  afterEach(() => client.query('rollback', []));
+
   before(async () => {
     client = new BatchingClient({ connectionString: URL });
     await client.connect();
     (client as unknown as { connection: pg.Connection }).connection.on('readyForQuery', () => trips++);
+    await client.query(`CREATE SCHEMA ${schema}`, []);
     await client.query(`CREATE TABLE ${table} (v int PRIMARY KEY)`, []);
-    database = await openDatabase({ databaseUrl: URL!, poolSize: 2, applicationName: `recaudo-batching-${table}` });
+    database = await openDatabase({ databaseUrl: URL!, poolSize: 2, applicationName: `recaudo-${schema}` });
   });
   after(async () => {
-    await client.query(`DROP TABLE IF EXISTS ${table}`, []);
-    await client.end();
-    await database?.close();
+    try {
+      await client.query('rollback', []);
+      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`, []);
+    } finally {
+      await client.end();
+      await database?.close();
+    }
   });
 
   test('begin, a statement, the settle statement with its commit: two round trips instead of four, all committed', async () => {
@@ -77,7 +88,8 @@ describe('PostgreSQL client: BEGIN and COMMIT batched with their statements', { 
   test('the first statement fails: the BEGIN ran, the transaction is aborted, the rollback ends it, nothing stays', async () => {
     await client.query('begin', []);
     await assert.rejects(client.query(`INSERT INTO ${table} VALUES ($1), ($1)`, [7]), /duplicate key/);
-    assert.equal(client.getTransactionStatus(), 'E', 'inside the failed transaction');
+    // pg answers an error before the server's ReadyForQuery: the next statement shows the state.
+    await assert.rejects(client.query('SELECT 1', []), /current transaction is aborted/, 'inside the failed transaction');
     await client.query('rollback', []);
     assert.equal(client.getTransactionStatus(), 'I');
     assert.deepEqual(await rows(), [2]);
@@ -87,7 +99,8 @@ describe('PostgreSQL client: BEGIN and COMMIT batched with their statements', { 
     await client.query('begin', []);
     await client.query(`INSERT INTO ${table} VALUES ($1)`, [3]);
     await assert.rejects(client.query(`${COMMIT_AFTER}UPDATE ${table} SET v = $1 WHERE v = $2`, [2, 3]), /duplicate key/);
-    assert.equal(client.getTransactionStatus(), 'E');
+    // pg answers an error before the server's ReadyForQuery: the next statement shows the state.
+    await assert.rejects(client.query('SELECT 1', []), /current transaction is aborted/, 'inside the failed transaction');
     // The commit that follows is a real one and says the transaction was rolled back.
     assert.equal((await client.query('commit', [])).command, 'ROLLBACK');
     assert.deepEqual(await rows(), [2]);
@@ -102,6 +115,7 @@ describe('PostgreSQL client: BEGIN and COMMIT batched with their statements', { 
       },
     };
     await assert.rejects(client.query(`${COMMIT_AFTER}UPDATE ${table} SET v = $1 WHERE v = $2`, [unsendable, 4]), /cannot be sent/);
+    assert.deepEqual((await client.query('SELECT 1 AS one', [])).rows, [{ one: 1 }], 'the transaction is still usable');
     assert.equal(client.getTransactionStatus(), 'T', 'still inside the open transaction: nothing was committed');
     await client.query('rollback', []);
     assert.deepEqual(await rows(), [2]);
