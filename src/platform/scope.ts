@@ -28,22 +28,23 @@ export type TenantFilter = ReturnType<typeof inTenant>;
  * the caller's own tenant filter: the whole key (company_id, environment, id), one unique-index probe
  * whatever the planner's statistics say (a filter on company_id alone walked all of a company's index
  * entries whenever the statistics lagged behind a fast-growing table: 2 ms instead of 0.02 ms). Only
- * a miss asks the other environment.
+ * a miss asks the other environment. `find` gets the tenant too, for a query that cannot take the
+ * filter (qualified column names).
  */
-export async function findInCompany<T>(scope: Tenant, find: (filter: TenantFilter) => Promise<T | undefined>): Promise<T | undefined> {
-  const own = await find(inTenant(scope));
+export async function findInCompany<T>(
+  scope: Tenant,
+  find: (filter: TenantFilter, tenant: Tenant) => Promise<T | undefined>,
+): Promise<T | undefined> {
+  const own = await find(inTenant(scope), scope);
   if (own !== undefined) return own;
-  return find(inTenant({ companyId: scope.companyId, environment: otherEnvironment(scope.environment) }));
-}
-
-export function otherEnvironment(environment: Environment): Environment {
-  return environment === 'test' ? 'live' : 'test';
+  const other: Tenant = { companyId: scope.companyId, environment: scope.environment === 'test' ? 'live' : 'test' };
+  return find(inTenant(other), other);
 }
 
 /** findInCompany with SPEC.md's 404 rules (assertInScope): the row of the caller's environment, not deleted. */
 export async function loadInScope<T extends { environment: Environment; deleted_at?: Date | null }>(
   scope: Tenant,
-  find: (filter: TenantFilter) => Promise<T | undefined>,
+  find: (filter: TenantFilter, tenant: Tenant) => Promise<T | undefined>,
 ): Promise<T> {
   return assertInScope(await findInCompany(scope, find), scope);
 }

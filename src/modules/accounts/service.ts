@@ -7,7 +7,7 @@ import { ApiError, validationError, type FieldErrors } from '../../platform/erro
 import { uuidv7 } from '../../platform/ids.ts';
 import { paginate, parseListQuery, type ListSpec } from '../../platform/lists/lists.ts';
 import { applyTransition, insertWithTransition, TransitionNotAllowed } from '../../platform/state-machine.ts';
-import { assertInScope, iso, otherEnvironment, requireUuid, type Tenant } from '../../platform/scope.ts';
+import { iso, loadInScope, requireUuid, type Tenant } from '../../platform/scope.ts';
 import { PLATFORM_BANK_ID } from '../banks/catalogue.ts';
 import { findBank, toBankSummary, type BankRow } from '../banks/service.ts';
 import { bankLogoUrl } from '../banks/logo.ts';
@@ -288,9 +288,7 @@ export function registerAccountJobs(deps: AppDeps): void {
 /** An account of the caller's company with SPEC.md's 404 rules (malformed, deleted, other environment). */
 async function loadAccountView(ctx: RequestContext, db: Executor, id: string): Promise<AccountView> {
   const accountId = requireUuid(id);
-  const view = await findAccountView(db, ctx, accountId);
-  if (view) return assertInScope(view, ctx);
-  return assertInScope(await findAccountView(db, { companyId: ctx.companyId, environment: otherEnvironment(ctx.environment) }, accountId), ctx);
+  return loadInScope(ctx, (_filter, tenant) => findAccountView(db, tenant, accountId));
 }
 
 export async function getAccount(ctx: RequestContext, id: string): Promise<AccountResponse> {
