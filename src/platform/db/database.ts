@@ -116,9 +116,10 @@ function openPostgres(opts: OpenOptions): Database {
   const applicationName = opts.applicationName ?? 'recaudo';
   const limits = { ...DEFAULT_SESSION_LIMITS, ...opts.limits };
   const onConnectionError = opts.onConnectionError ?? (() => {});
+  const batching = opts.batchBeginCommit !== false;
   const pool = new pg.Pool({
     // BEGIN and COMMIT ride with the statements next to them: two round trips fewer per transaction.
-    ...(opts.batchBeginCommit === false ? {} : { Client: BatchingClient }),
+    ...(batching ? { Client: BatchingClient } : {}),
     connectionString: url,
     max: opts.poolSize ?? 20,
     application_name: applicationName,
@@ -140,7 +141,7 @@ function openPostgres(opts: OpenOptions): Database {
     client.on('error', (error) => onConnectionError(error));
   });
   pool.on('error', (error) => onConnectionError(error));
-  pool.on('release', (_error, client) => (client as unknown as Partial<BatchingClient>).resetBatching?.());
+  if (batching) pool.on('release', (_error, client) => (client as unknown as BatchingClient).resetBatching());
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   return {
     db,

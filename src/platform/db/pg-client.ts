@@ -40,23 +40,23 @@ class BatchedQuery extends PgQuery {
   constructor(
     config: { text: string; values: unknown[] },
     callback: Callback,
-    private readonly before: string | null,
-    private readonly after: string | null,
+    private readonly begin: string | null,
+    private readonly commitAfter: boolean,
   ) {
     // Extended protocol even without values: pg would send a statement without values as a
     // simple Query message, and the BEGIN written in front of it would never go out.
     super({ ...config, queryMode: 'extended' }, undefined, callback);
   }
   override prepare(connection: ProtocolConnection): void {
-    if (this.before) writeStatement(connection, this.before);
+    if (this.begin) writeStatement(connection, this.begin);
     super.prepare(connection);
   }
   // Called by prepare only once the statement is bound (a value that cannot be sent closes the
   // batch with a bare Sync instead, so no COMMIT follows a statement that never ran).
   override _getRows(connection: ProtocolConnection, rows?: number): void {
-    if (!this.after) return super._getRows(connection, rows);
+    if (!this.commitAfter) return super._getRows(connection, rows);
     connection.execute({ portal: this.portal, rows });
-    writeStatement(connection, this.after);
+    writeStatement(connection, 'commit');
     connection.sync();
   }
 }
@@ -99,19 +99,19 @@ export class BatchingClient extends pg.Client {
       this.pendingBegin = text;
       return Promise.resolve(done('BEGIN'));
     }
-    const before = this.pendingBegin;
+    const begin = this.pendingBegin;
     this.pendingBegin = null;
     // A transaction that ran no statement: nothing was sent, so nothing is to end.
-    if (before && (text === 'commit' || text === 'rollback')) return Promise.resolve(done(text.toUpperCase()));
-    const after = text.startsWith(COMMIT_AFTER) ? 'commit' : null;
-    if (!before && !after) return super.query(text, values);
+    if (begin && (text === 'commit' || text === 'rollback')) return Promise.resolve(done(text.toUpperCase()));
+    const commitAfter = text.startsWith(COMMIT_AFTER);
+    if (!begin && !commitAfter) return super.query(text, values);
     return new Promise((resolve, reject) => {
       const query = new BatchedQuery(
         { text, values },
         (error, result) => {
           if (error) return reject(error);
           const results = Array.isArray(result) ? result : [result!];
-          if (after) {
+          if (commitAfter) {
             // COMMIT answers ROLLBACK when the transaction had already failed (as Kysely checks).
             if (results.at(-1)!.command === 'ROLLBACK') return reject(new Error('the transaction was rolled back instead of committed'));
             this.committed = true;
@@ -119,8 +119,8 @@ export class BatchingClient extends pg.Client {
           }
           resolve(results.at(-1)!);
         },
-        before,
-        after,
+        begin,
+        commitAfter,
       );
       super.query(query as unknown as pg.Submittable);
     });
