@@ -60,10 +60,28 @@ export class CardRefused extends Error {
   }
 }
 
-/** A card saved at the provider: `source` is opaque to Recaudo; `acceptance` is the provider's terms the payer accepted. */
+/**
+ * The provider refused a refund definitively (a void it does not accept, a transaction that can no
+ * longer be given back): the refund ends failed with `reason` and the money returns to the balance.
+ */
+export class RefundRefused extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+    this.name = 'RefundRefused';
+  }
+}
+
+/** The provider contracts a payer accepted (their permalinks) and when: the terms and the personal-data authorization. */
+export interface ProviderConsent {
+  permalink: string;
+  personalDataPermalink: string;
+  acceptedAt: Date;
+}
+
+/** A card saved at the provider: `source` is opaque to Recaudo; `acceptance` is the provider's contracts the payer accepted. */
 export interface SavedCard {
   source: string;
-  acceptance: { permalink: string; acceptedAt: Date } | null;
+  acceptance: ProviderConsent | null;
 }
 
 export interface DebitPort extends DisputeReporting {
@@ -80,6 +98,13 @@ export interface DebitPort extends DisputeReporting {
    * token (POST /tokens, POST /cards). The sandbox keeps nothing and has no such step.
    */
   tokenizeCard?(card: CardData): Promise<{ token: string }>;
+  /**
+   * Connectors whose payer pages tokenize in the payer's browser: where the browser posts the card
+   * (the provider's tokenization URL) and the public key it sends. The card never reaches Recaudo.
+   */
+  browserTokenization?(): { url: string; publicKey: string };
+  /** Connectors: the provider's contracts a payer must accept before paying (their permalinks). */
+  contracts?(): Promise<{ permalink: string; personalDataPermalink: string }>;
   /** ...and the token a reusable source of the customer's (POST /cards, POST /cards/tokenized). */
   saveCard?(input: { token: string; customerEmail: string; acceptedAt: Date }): Promise<SavedCard>;
   /** Submits the debit (again: the same answer). */

@@ -31,7 +31,12 @@ export interface FakeWompiOptions {
   integritySecret?: string;
   /** When a PENDING transaction becomes final by itself (ms after its creation); null: only `finalize`. */
   autoFinalizeMs?: number | null;
+  /** A merchant still on the older acceptance path: `GET /merchants/{public_key}` answers, `/merchants/info` is 404. */
+  legacyMerchantsPath?: boolean;
 }
+
+/** A way the fake answers a void (`voidBehaviour`): as documented, refused (422), or a 201 with an empty body. */
+export type VoidBehaviour = 'void' | 'refuse' | 'empty_201';
 
 interface StoredTx extends WompiTransaction {
   finalStatus: WompiStatus;
@@ -58,7 +63,15 @@ export class FakeWompi extends FakeHttpService {
   readonly privateKey: string;
   readonly eventsSecret: string;
   readonly integritySecret: string;
-  readonly acceptanceToken = `eyJ.fake.${randomBytes(6).toString('hex')}`;
+  /** Every presigned contract token issued (single-use): its kind and whether a call has spent it. */
+  readonly contractTokens = new Map<string, { kind: 'terms' | 'personal'; used: boolean }>();
+  /** The permalinks of the merchant's two contracts. */
+  readonly termsPermalink = 'https://wompi.example/legal/terminos-usuario.pdf';
+  readonly personalDataPermalink = 'https://wompi.example/legal/autorizacion-datos-personales.pdf';
+  /** How the next voids are answered. */
+  voidBehaviour: VoidBehaviour = 'void';
+  /** Card tokenizations that came from a browser (an Origin header, after a CORS preflight): their last four digits. */
+  readonly browserTokenizations: { origin: string; lastFour: string }[] = [];
   /** Where events are posted (the connector's events URL); set by the test. */
   eventsUrl: string | null = null;
   /** Posts events to a function instead of a URL (an in-process app). */
@@ -129,6 +142,38 @@ export class FakeWompi extends FakeHttpService {
     return res.status;
   }
 
+  /** Issues a fresh pair of single-use contract tokens (what GET /merchants/info answers). */
+  private merchant(): [number, unknown] {
+    const terms = `eyJ.terms.${randomBytes(8).toString('hex')}`;
+    const personal = `eyJ.personal.${randomBytes(8).toString('hex')}`;
+    this.contractTokens.set(terms, { kind: 'terms', used: false });
+    this.contractTokens.set(personal, { kind: 'personal', used: false });
+    return [
+      200,
+      {
+        data: {
+          id: 1,
+          name: 'Comercio de prueba',
+          public_key: this.publicKey,
+          presigned_acceptance: { acceptance_token: terms, permalink: this.termsPermalink, type: 'END_USER_POLICY' },
+          presigned_personal_data_auth: { acceptance_token: personal, permalink: this.personalDataPermalink, type: 'PERSONAL_DATA_AUTH' },
+        },
+      },
+    ];
+  }
+
+  /** Both contract tokens, each issued, of its kind and not used yet; spent when the call is accepted (`spend`). */
+  private contractErrors(b: any, errors: Record<string, string[]>): () => void {
+    const terms = this.contractTokens.get(String(b.acceptance_token ?? ''));
+    const personal = this.contractTokens.get(String(b.accept_personal_auth ?? ''));
+    if (!terms || terms.kind !== 'terms' || terms.used) errors.acceptance_token = ['Token de aceptación inválido o ya usado'];
+    if (!personal || personal.kind !== 'personal' || personal.used) errors.accept_personal_auth = ['Autorización de datos personales inválida o ya usada'];
+    return () => {
+      terms!.used = true;
+      personal!.used = true;
+    };
+  }
+
   private keyKind(req: http.IncomingMessage): 'public' | 'private' | 'none' | 'bad' {
     const m = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '');
     if (!m) return 'none';
@@ -138,6 +183,24 @@ export class FakeWompi extends FakeHttpService {
   }
 
   protected async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url0 = new URL(req.url ?? '/', 'http://fake');
+    // A browser tokenizes cards itself (the public key, cross-origin): the tokens endpoint answers CORS.
+    const cors: Record<string, string> = url0.pathname === '/v1/tokens/cards' && req.headers.origin ? { 'access-control-allow-origin': '*' } : {};
+    if (req.method === 'OPTIONS') {
+      if (url0.pathname !== '/v1/tokens/cards') return void res.writeHead(404).end();
+      return void res
+        .writeHead(204, {
+          ...cors,
+          'access-control-allow-origin': '*',
+          'access-control-allow-methods': 'POST',
+          'access-control-allow-headers': 'authorization, content-type',
+          'access-control-max-age': '600',
+        })
+        .end();
+    }
+    this.corsHeaders = cors;
+    if (cors['access-control-allow-origin']) this.origin = String(req.headers.origin);
+    else this.origin = null;
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     let body: Record<string, any> = {};
@@ -160,40 +223,37 @@ export class FakeWompi extends FakeHttpService {
     const fault = this.nextFault(operation);
     if (fault === 'timeout') return; // never answers
     if (fault === '5xx') return this.reply(res, operation, key, 502, { error: { type: 'BAD_GATEWAY' } });
-    const [status, answer] = run(body, url, path);
+    const [status, answer] = run(body, url, path, req);
     if (await this.answers(fault, res)) this.reply(res, operation, key, status, answer);
     else this.calls.push({ operation, key, status });
   }
 
+  private corsHeaders: Record<string, string> = {};
+  private origin: string | null = null;
+
   private reply(res: http.ServerResponse, operation: string, key: FakeWompi['calls'][number]['key'], status: number, body: unknown): void {
     this.calls.push({ operation, key, status });
-    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    if (body === undefined) return void res.writeHead(status, { ...this.corsHeaders }).end();
+    res.writeHead(status, { 'content-type': 'application/json', ...this.corsHeaders }).end(JSON.stringify(body));
   }
 
   private invalid(messages: Record<string, string[]>): [number, unknown] {
     return [422, { error: { type: 'INPUT_VALIDATION_ERROR', messages } }];
   }
 
-  private route(method: string, path: string): [string, 'public' | 'private', (body: any, url: URL, path: string) => [number, unknown]] | null {
+  private route(
+    method: string,
+    path: string,
+  ): [string, 'public' | 'private', (body: any, url: URL, path: string, req: http.IncomingMessage) => [number, unknown]] | null {
+    // The current form: the public key in a header. The older path form answers 404 (switched off), unless legacy.
+    if (method === 'GET' && path === '/merchants/info') {
+      return ['merchant', 'public', (_b, _u, _p, req) =>
+        !this.opts.legacyMerchantsPath && req.headers['x-merchant-public-key'] === this.publicKey
+          ? this.merchant()
+          : [404, { error: { type: 'NOT_FOUND_ERROR', reason: 'La entidad solicitada no existe' } }]];
+    }
     if (method === 'GET' && path === `/merchants/${this.publicKey}`) {
-      return [
-        'merchant',
-        'public',
-        () => [
-          200,
-          {
-            data: {
-              id: 1,
-              name: 'Comercio de prueba',
-              presigned_acceptance: {
-                acceptance_token: this.acceptanceToken,
-                permalink: 'https://wompi.example/terminos.pdf',
-                type: 'END_USER_POLICY',
-              },
-            },
-          },
-        ],
-      ];
+      return ['merchant', 'public', () => (this.opts.legacyMerchantsPath ? this.merchant() : [404, { error: { type: 'NOT_FOUND_ERROR', reason: 'La entidad solicitada no existe' } }])];
     }
     if (method === 'GET' && path === '/pse/financial_institutions') return ['pse_institutions', 'public', () => [200, { data: this.institutions }]];
     if (method === 'POST' && path === '/tokens/cards') return ['tokenize_card', 'public', (b) => this.tokenize(b)];
@@ -217,6 +277,7 @@ export class FakeWompi extends FakeHttpService {
     if (Object.keys(errors).length) return this.invalid(errors);
     const id = `tok_test_${randomBytes(5).toString('hex')}_${randomBytes(8).toString('hex')}`;
     this.tokens.set(id, { pan, used: false });
+    if (this.origin) this.browserTokenizations.push({ origin: this.origin, lastFour: pan.slice(-4) });
     return [
       201,
       { status: 'CREATED', data: { id, brand: pan.startsWith('4') ? 'VISA' : 'MASTERCARD', last_four: pan.slice(-4), card_holder: b.card_holder } },
@@ -228,9 +289,10 @@ export class FakeWompi extends FakeHttpService {
     const errors: Record<string, string[]> = {};
     if (b.type !== 'CARD') errors.type = ['Tipo inválido'];
     if (!token || token.used) errors.token = ['Token inválido o ya usado'];
-    if (b.acceptance_token !== this.acceptanceToken) errors.acceptance_token = ['Token de aceptación inválido'];
+    const spend = this.contractErrors(b, errors);
     if (typeof b.customer_email !== 'string' || !b.customer_email.includes('@')) errors.customer_email = ['Correo inválido'];
     if (Object.keys(errors).length) return this.invalid(errors);
+    spend();
     token!.used = true;
     const id = this.nextSource++;
     this.sources.set(id, { pan: token!.pan, email: b.customer_email });
@@ -251,8 +313,8 @@ export class FakeWompi extends FakeHttpService {
     }
     if (typeof b.customer_email !== 'string' || !b.customer_email.includes('@')) errors.customer_email = ['Correo inválido'];
     const type = b.payment_source_id !== undefined ? 'CARD' : String(b.payment_method?.type ?? '');
-    // A transaction on a saved source needs no acceptance token (it was given with the source); any other does.
-    if (b.payment_source_id === undefined && b.acceptance_token !== this.acceptanceToken) errors.acceptance_token = ['Token de aceptación inválido'];
+    // A transaction on a saved source needs no contract tokens (they were given with the source); any other needs both, fresh.
+    const spend = b.payment_source_id === undefined ? this.contractErrors(b, errors) : () => {};
     let final: { status: WompiStatus; message: string | null } = { status: 'APPROVED', message: null };
     let method: Record<string, unknown>;
     const bySource = b.payment_source_id !== undefined;
@@ -273,6 +335,8 @@ export class FakeWompi extends FakeHttpService {
       const installments = b.payment_method?.installments;
       if (!Number.isInteger(installments) || installments < 1 || installments > 36) errors['payment_method.installments'] = ['Entre 1 y 36'];
       if (pan === '4111111111111111') final = { status: 'DECLINED', message: 'Fondos insuficientes' };
+      // A merchant-initiated charge on a saved card without the recurrence flag: the issuer declines it.
+      if (bySource && b.recurrent !== true) final = { status: 'DECLINED', message: 'Transacción no autorizada por el emisor (sin indicador de recurrencia)' };
       method = { type: 'CARD', installments };
     } else if (type === 'PSE') {
       const m = b.payment_method;
@@ -288,6 +352,8 @@ export class FakeWompi extends FakeHttpService {
       }
       if (typeof b.redirect_url !== 'string' || !/^https?:\/\//.test(b.redirect_url)) errors.redirect_url = ['URL inválida'];
       if (typeof b.customer_data?.full_name !== 'string' || !b.customer_data.full_name) errors['customer_data.full_name'] = ['Requerido'];
+      if (typeof b.customer_data?.phone_number !== 'string' || !/^57\d{10}$/.test(b.customer_data.phone_number))
+        errors['customer_data.phone_number'] = ['Celular con indicativo, por ejemplo 573001234567'];
       // The provider's sandbox: institution "2" declines; the rest approve unless told otherwise.
       if (m.financial_institution_code === '2') final = { status: 'DECLINED', message: 'Transacción rechazada por el banco' };
       method = {
@@ -311,6 +377,7 @@ export class FakeWompi extends FakeHttpService {
       method = {};
     }
     if (Object.keys(errors).length) return this.invalid(errors);
+    spend();
     const tx: StoredTx = {
       id: `${1000 + this.transactions.size}-${Date.now()}-${randomBytes(3).toString('hex')}`,
       reference: b.reference,
@@ -365,7 +432,9 @@ export class FakeWompi extends FakeHttpService {
     if (!tx) return [404, { error: { type: 'NOT_FOUND_ERROR', reason: 'La entidad solicitada no existe' } }];
     if (tx.payment_method_type !== 'CARD' || tx.status !== 'APPROVED')
       return this.invalid({ status: ['Solo se anulan transacciones con tarjeta aprobadas'] });
+    if (this.voidBehaviour === 'refuse') return this.invalid({ transaction: ['La transacción ya no puede ser anulada'] });
     tx.status = 'VOIDED';
+    if (this.voidBehaviour === 'empty_201') return [201, undefined];
     return [201, { data: { transaction: this.public(tx) } }];
   }
 }

@@ -1,5 +1,5 @@
 import type { Clock } from '../../../platform/clock.ts';
-import { CardRefused, type CardData, type DebitOutcome, type DebitPort, type DebitRequest, type RefundRequest, type SavedCard } from '../../debit.ts';
+import { CardRefused, RefundRefused, type CardData, type DebitOutcome, type DebitPort, type DebitRequest, type RefundRequest, type SavedCard } from '../../debit.ts';
 import { WompiRefused, WompiUnavailable, type WompiClient } from './client.ts';
 import type { WompiTransaction } from './contract.ts';
 import { createOnce, debitOutcomeOf, pollReference } from './outcomes.ts';
@@ -56,14 +56,22 @@ export class WompiCard implements DebitPort {
     return { token: (await refusalsOfCard(this.client.tokenizeCard(card))).id };
   }
 
+  browserTokenization(): { url: string; publicKey: string } {
+    return this.client.browserTokenization();
+  }
+
+  async contracts(): Promise<{ permalink: string; personalDataPermalink: string }> {
+    const a = await this.client.acceptance();
+    return { permalink: a.permalink, personalDataPermalink: a.personalDataPermalink };
+  }
+
   async saveCard(input: { token: string; customerEmail: string; acceptedAt: Date }): Promise<SavedCard> {
+    // A fresh pair of single-use contract tokens for this payment source.
     const acceptance = await this.client.acceptance();
-    const source = await refusalsOfCard(
-      this.client.createPaymentSource({ token: input.token, customerEmail: input.customerEmail, acceptanceToken: acceptance.token }),
-    );
+    const source = await refusalsOfCard(this.client.createPaymentSource({ token: input.token, customerEmail: input.customerEmail, acceptance }));
     return {
       source: JSON.stringify({ id: source.id, email: input.customerEmail } satisfies CardSource),
-      acceptance: { permalink: acceptance.permalink, acceptedAt: input.acceptedAt },
+      acceptance: { permalink: acceptance.permalink, personalDataPermalink: acceptance.personalDataPermalink, acceptedAt: input.acceptedAt },
     };
   }
 
@@ -84,6 +92,8 @@ export class WompiCard implements DebitPort {
               currency: request.currency,
               customerEmail: source.email,
               paymentSourceId: source.id,
+              // Merchant-initiated on a saved card: issuers decline those without the flag.
+              recurrent: true,
               paymentMethod: { installments: request.installments ?? 1 },
             }
           : {
@@ -92,7 +102,7 @@ export class WompiCard implements DebitPort {
               amount: request.amount,
               currency: request.currency,
               customerEmail: request.payerEmail!,
-              acceptanceToken: (await this.client.acceptance()).token,
+              acceptance: await this.client.acceptance(),
               paymentMethod: { type: 'CARD', token, installments: request.installments ?? 1 },
             },
       );
@@ -123,14 +133,25 @@ export class WompiCard implements DebitPort {
 
   /**
    * A refund is the void of the whole card transaction (ASSUMPTION: the public API offers voids of
-   * approved card transactions and no partial refunds; refunds are whole here anyway).
+   * approved card transactions and no partial refunds; refunds are whole here anyway). A void the
+   * provider refuses (a 4xx), or a transaction that is not approved, is RefundRefused: the refund
+   * ends failed and the money goes back to the balance. An answer without the transaction (an empty
+   * 201) is read back; anything still unclear is unknown and asked again by the reconciler.
    */
   async refund(request: RefundRequest): Promise<{ status: 'succeeded'; networkId: string }> {
     const tx = await this.client.findByReference(request.chargeReference);
     if (!tx) throw new WompiUnavailable(`wompi: no transaction for ${request.chargeReference}`);
     if (tx.status === 'VOIDED') return { status: 'succeeded', networkId: tx.id };
-    const voided = await this.client.voidTransaction(tx.id);
-    if (voided.status === 'VOIDED') return { status: 'succeeded', networkId: voided.id ?? tx.id };
-    throw new WompiUnavailable(`wompi: void of ${tx.id} is ${voided.status}`);
+    if (tx.status !== 'APPROVED') throw new RefundRefused(`${tx.status}: the provider's transaction is not approved and cannot be voided`);
+    let voided: WompiTransaction | null;
+    try {
+      voided = await this.client.voidTransaction(tx.id);
+    } catch (error) {
+      if (error instanceof WompiRefused && error.status !== 401 && error.status !== 403) throw new RefundRefused(`VOID_REFUSED: ${error.message}`.slice(0, 250));
+      throw error;
+    }
+    const now = voided?.status ? voided : await this.client.getTransaction(tx.id);
+    if (now.status === 'VOIDED') return { status: 'succeeded', networkId: now.id ?? tx.id };
+    throw new WompiUnavailable(`wompi: void of ${tx.id} is ${now.status}`);
   }
 }

@@ -1,4 +1,4 @@
-import { amountInCents, integritySignature, type WompiErrorBody, type WompiTransaction } from './contract.ts';
+import { amountInCents, integritySignature, type WompiAcceptance, type WompiErrorBody, type WompiTransaction } from './contract.ts';
 
 /** The provider refused the request (a 4xx other than 408/429): a definitive answer. */
 export class WompiRefused extends Error {
@@ -102,12 +102,15 @@ export interface TransactionRequest {
   amount: bigint;
   currency: string;
   customerEmail: string;
-  acceptanceToken?: string;
+  /** A fresh pair of the merchant's contracts (every transaction not on a saved source). */
+  acceptance?: WompiAcceptance;
   paymentSourceId?: number;
+  /** A merchant-initiated charge on a saved source (issuers decline those without the flag). */
+  recurrent?: boolean;
   paymentMethod?: Record<string, unknown>;
   redirectUrl?: string;
   /** The payer as the provider asks for it on PSE (full name, phone). */
-  customerData?: { full_name: string; phone_number?: string };
+  customerData?: { full_name: string; phone_number: string };
 }
 
 /**
@@ -121,11 +124,18 @@ export class WompiClient {
     private readonly opts: { timeoutMs: number; observe?: CallObserver; fetch?: typeof fetch } = { timeoutMs: 15_000 },
   ) {}
 
-  private async request<T>(operation: string, method: 'GET' | 'POST', path: string, key: 'public' | 'private', body?: unknown): Promise<T> {
+  private async request<T>(
+    operation: string,
+    method: 'GET' | 'POST',
+    path: string,
+    key: 'public' | 'private',
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<T> {
     const { status, parsed } = await exchange(
       `wompi ${operation}`,
       `${this.creds.baseUrl.replace(/\/+$/, '')}${path}`,
-      { method, headers: { authorization: `Bearer ${key === 'public' ? this.creds.publicKey : this.creds.privateKey}` }, body },
+      { method, headers: { ...headers, authorization: `Bearer ${key === 'public' ? this.creds.publicKey : this.creds.privateKey}` }, body },
       { timeoutMs: this.opts.timeoutMs, fetch: this.opts.fetch, observe: this.opts.observe && ((o) => this.opts.observe!({ operation, ...o })) },
     );
     if (status >= 400) throw new WompiRefused(status, parsed as WompiErrorBody | null);
@@ -133,16 +143,37 @@ export class WompiClient {
     return (parsed as { data: T }).data;
   }
 
-  /** The acceptance token of the merchant's current terms (presigned; the payer's acceptance is recorded with it). */
-  async acceptance(): Promise<{ token: string; permalink: string }> {
-    const data = await this.request<{ presigned_acceptance?: { acceptance_token: string; permalink: string } }>(
-      'merchant',
-      'GET',
-      `/merchants/${encodeURIComponent(this.creds.publicKey)}`,
-      'public',
-    );
-    if (!data.presigned_acceptance?.acceptance_token) throw new WompiUnavailable('wompi merchant: no acceptance token');
-    return { token: data.presigned_acceptance.acceptance_token, permalink: data.presigned_acceptance.permalink };
+  /**
+   * A fresh pair of the merchant's presigned contracts (single-use tokens): `GET /merchants/info`
+   * with the public key in `x-merchant-public-key` (the current form); the older
+   * `GET /merchants/{public_key}` only when `info` answers 404.
+   */
+  async acceptance(): Promise<WompiAcceptance> {
+    type Merchant = {
+      presigned_acceptance?: { acceptance_token?: string; permalink?: string };
+      presigned_personal_data_auth?: { acceptance_token?: string; permalink?: string };
+    };
+    let data: Merchant;
+    try {
+      data = await this.request<Merchant>('merchant', 'GET', '/merchants/info', 'public', undefined, { 'x-merchant-public-key': this.creds.publicKey });
+    } catch (error) {
+      if (!(error instanceof WompiRefused && error.status === 404)) throw error;
+      data = await this.request<Merchant>('merchant', 'GET', `/merchants/${encodeURIComponent(this.creds.publicKey)}`, 'public');
+    }
+    const terms = data.presigned_acceptance;
+    const personal = data.presigned_personal_data_auth;
+    if (!terms?.acceptance_token || !personal?.acceptance_token) throw new WompiUnavailable('wompi merchant: the acceptance tokens are missing');
+    return {
+      token: terms.acceptance_token,
+      permalink: terms.permalink ?? '',
+      personalDataToken: personal.acceptance_token,
+      personalDataPermalink: personal.permalink ?? '',
+    };
+  }
+
+  /** Where a payer's browser tokenizes a card itself (with the public key): the card never reaches Recaudo. */
+  browserTokenization(): { url: string; publicKey: string } {
+    return { url: `${this.creds.baseUrl.replace(/\/+$/, '')}/tokens/cards`, publicKey: this.creds.publicKey };
   }
 
   /** Tokenizes a card (public key); the token is short-lived and single-use. */
@@ -158,12 +189,13 @@ export class WompiClient {
   }
 
   /** Saves a card token as a reusable payment source of the customer (private key). */
-  async createPaymentSource(input: { token: string; customerEmail: string; acceptanceToken: string }): Promise<{ id: number; status: string }> {
+  async createPaymentSource(input: { token: string; customerEmail: string; acceptance: WompiAcceptance }): Promise<{ id: number; status: string }> {
     const data = await this.request<{ id: number; status: string }>('payment_source', 'POST', '/payment_sources', 'private', {
       type: 'CARD',
       token: input.token,
       customer_email: input.customerEmail,
-      acceptance_token: input.acceptanceToken,
+      acceptance_token: input.acceptance.token,
+      accept_personal_auth: input.acceptance.personalDataToken,
     });
     return { id: data.id, status: data.status };
   }
@@ -176,8 +208,9 @@ export class WompiClient {
       reference: req.reference,
       customer_email: req.customerEmail,
       signature: integritySignature(req.reference, req.amount, req.currency, this.creds.integritySecret),
-      ...(req.acceptanceToken ? { acceptance_token: req.acceptanceToken } : {}),
+      ...(req.acceptance ? { acceptance_token: req.acceptance.token, accept_personal_auth: req.acceptance.personalDataToken } : {}),
       ...(req.paymentSourceId !== undefined ? { payment_source_id: req.paymentSourceId } : {}),
+      ...(req.recurrent ? { recurrent: true } : {}),
       ...(req.paymentMethod ? { payment_method: req.paymentMethod } : {}),
       ...(req.redirectUrl ? { redirect_url: req.redirectUrl } : {}),
       ...(req.customerData ? { customer_data: req.customerData } : {}),
@@ -202,16 +235,26 @@ export class WompiClient {
     return Array.isArray(list) && list.length ? list[0] : null;
   }
 
-  /** Voids an approved card transaction (private key). */
-  async voidTransaction(id: string): Promise<WompiTransaction> {
-    const data = await this.request<{ transaction?: WompiTransaction } & Partial<WompiTransaction>>(
-      'void_transaction',
-      'POST',
-      `/transactions/${encodeURIComponent(id)}/void`,
-      'private',
-      {},
+  /**
+   * Voids an approved card transaction (private key). The answer's transaction (under
+   * `transaction` or at the top level), or null when the answer carried none (an empty 201): the
+   * caller reads it back.
+   */
+  async voidTransaction(id: string): Promise<WompiTransaction | null> {
+    const { status, parsed } = await exchange(
+      'wompi void_transaction',
+      `${this.creds.baseUrl.replace(/\/+$/, '')}/transactions/${encodeURIComponent(id)}/void`,
+      { method: 'POST', headers: { authorization: `Bearer ${this.creds.privateKey}` }, body: {} },
+      {
+        timeoutMs: this.opts.timeoutMs,
+        fetch: this.opts.fetch,
+        observe: this.opts.observe && ((o) => this.opts.observe!({ operation: 'void_transaction', ...o })),
+      },
     );
-    return (data.transaction ?? data) as WompiTransaction;
+    if (status >= 400) throw new WompiRefused(status, parsed as WompiErrorBody | null);
+    const data = (parsed as { data?: ({ transaction?: WompiTransaction } & Partial<WompiTransaction>) | null } | null)?.data;
+    const tx = data?.transaction ?? data;
+    return tx && typeof tx === 'object' && typeof tx.status === 'string' ? (tx as WompiTransaction) : null;
   }
 
   /** PSE's financial institutions (public key). */

@@ -48,6 +48,20 @@ export const PSE_LEGAL_ID_TYPES: Readonly<Record<string, string>> = { CC: 'CC', 
 /** ASSUMPTION: PSE's payment_description is cut at 30 characters (what the bank shows). */
 export const PSE_DESCRIPTION_MAX = 30;
 
+/**
+ * The merchant's two presigned contracts (GET /v1/merchants/info): the end-user terms
+ * (`presigned_acceptance`) and the personal-data authorization (`presigned_personal_data_auth`,
+ * Ley 1581 de 2012). Each token is single-use: one fresh pair per provider call that needs them.
+ */
+export interface WompiAcceptance {
+  /** Sent as `acceptance_token`. */
+  token: string;
+  permalink: string;
+  /** Sent as `accept_personal_auth`. */
+  personalDataToken: string;
+  personalDataPermalink: string;
+}
+
 /** The error envelope: `{ error: { type, reason? , messages? } }`. */
 export interface WompiErrorBody {
   error: { type: string; reason?: string; messages?: Record<string, string[]> };

@@ -25,13 +25,12 @@ export class WompiNequi implements WalletPort {
   async requestToPay(request: WalletRequest): Promise<{ networkId: string }> {
     const email = request.payer?.email;
     if (!email) throw new Error('Nequi through Wompi needs the customer’s e-mail');
-    const acceptance = await this.client.acceptance();
     const tx = await createOnce(this.client, {
       reference: request.reference,
       amount: request.amount,
       currency: 'COP',
       customerEmail: email,
-      acceptanceToken: acceptance.token,
+      acceptance: await this.client.acceptance(),
       paymentMethod: { type: 'NEQUI', phone_number: request.phone.replace(/^\+57/, '') },
     });
     return { networkId: tx.id };

@@ -5,6 +5,16 @@ import { WompiUnavailable, type WompiClient } from './client.ts';
 import { PSE_DESCRIPTION_MAX, PSE_LEGAL_ID_TYPES } from './contract.ts';
 import { createOnce, pollReference } from './outcomes.ts';
 
+/**
+ * The payer's mobile as PSE takes it: digits with the country code (`573001234567`), from a
+ * Colombian mobile however it was written (+57 300 123 4567, 3001234567); null when it is not one.
+ */
+export function pseMobile(phone: string | null | undefined): string | null {
+  const digits = (phone ?? '').replace(/\D/g, '');
+  const national = digits.length === 12 && digits.startsWith('57') ? digits.slice(2) : digits;
+  return /^3\d{9}$/.test(national) ? `57${national}` : null;
+}
+
 /** The provider's PSE institutions, kept per account for an hour (the list changes rarely). */
 const INSTITUTIONS_TTL_MS = 3_600_000;
 const institutions = new Map<string, { at: number; codes: ReadonlySet<string> }>();
@@ -32,6 +42,7 @@ export class WompiPse implements BanklinkPort {
     if (!payer.documentType || !payer.documentNumber)
       return 'PSE needs the customer’s identity document: set document_type and document_number on the customer';
     if (!payer.email) return 'PSE needs the customer’s e-mail: set email on the customer';
+    if (!pseMobile(payer.phone)) return 'PSE needs the customer’s mobile phone: set phone on the customer';
     return null;
   }
 
@@ -47,15 +58,14 @@ export class WompiPse implements BanklinkPort {
     const problem = this.payerProblem(session.payer);
     if (problem) throw new Error(problem); // checked when the charge is created; a customer changed since
     const payer = session.payer;
-    const acceptance = await this.client.acceptance();
     let tx = await createOnce(this.client, {
       reference: session.reference,
       amount: session.amount,
       currency: session.currency,
       customerEmail: payer.email!,
-      acceptanceToken: acceptance.token,
+      acceptance: await this.client.acceptance(),
       redirectUrl: session.redirectUrl,
-      customerData: { full_name: payer.fullName, ...(payer.phone ? { phone_number: payer.phone.replace(/^\+57/, '') } : {}) },
+      customerData: { full_name: payer.fullName, phone_number: pseMobile(payer.phone)! },
       paymentMethod: {
         type: 'PSE',
         user_type: payer.kind === 'company' ? 1 : 0,
