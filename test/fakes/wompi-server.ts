@@ -72,6 +72,8 @@ export class FakeWompi extends FakeHttpService {
   voidBehaviour: VoidBehaviour = 'void';
   /** Card tokenizations that came from a browser (an Origin header, after a CORS preflight): their last four digits. */
   readonly browserTokenizations: { origin: string; lastFour: string }[] = [];
+  /** The provider's clock (event timestamps): a test with a test clock sets it to that clock. */
+  now: () => Date = () => new Date();
   /** Where events are posted (the connector's events URL); set by the test. */
   eventsUrl: string | null = null;
   /** Posts events to a function instead of a URL (an in-process app). */
@@ -126,8 +128,8 @@ export class FakeWompi extends FakeHttpService {
       data: { transaction },
       environment: 'test',
       signature: { properties: ['transaction.id', 'transaction.status', 'transaction.amount_in_cents'], checksum: '' },
-      timestamp: Math.floor(Date.now() / 1000),
-      sent_at: new Date().toISOString(),
+      timestamp: Math.floor(this.now().getTime() / 1000),
+      sent_at: this.now().toISOString(),
     };
     event.signature.checksum = eventChecksum(event, this.eventsSecret).toUpperCase();
     tamper?.(event);

@@ -32,6 +32,7 @@ describe('wompi connector', () => {
       integritySecret: 'prod_integrity_fake0001',
     }).start();
     h = await createHarness({ WOMPI_PRODUCTION_URL: fake.url, CONNECTOR_POLL_AFTER_MS: String(POLL_MS), CONNECTOR_SETTINGS_TTL_MS: '0' });
+    fake.now = () => h.clock.now();
     fake.deliver = async (event) => (await send(h.app, { method: 'POST', url: '/v1/rails/wompi/events', body: event, idem: false })).status;
     co = await h.company('Tienda Real SAS');
   });
@@ -88,7 +89,7 @@ describe('wompi connector', () => {
     assert.equal(out.provider_environment, 'production');
     assert.deepEqual(out.private_key, { set: true, last4: '0001' });
     assert.deepEqual(out.rails, ['card', 'banklink', 'walleta'], 'every rail the connector serves, by default');
-    assert.equal(out.events_url, 'http://recaudo.test/v1/rails/wompi/events');
+    assert.match(out.events_url, /^http:\/\/recaudo\.test\/v1\/rails\/wompi\/events\/cet_[A-Za-z0-9_-]{32}$/, 'the company’s own events URL');
     const raw = JSON.stringify(await co.req({ url: '/v1/connectors/wompi', env: 'live' }));
     for (const secret of [fake.privateKey, fake.eventsSecret, fake.integritySecret]) assert.ok(!raw.includes(secret), 'no secret is answered');
     const row = await h.runtime.deps.database.db.selectFrom('connector_settings').selectAll().executeTakeFirstOrThrow();

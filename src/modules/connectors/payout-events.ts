@@ -29,6 +29,7 @@ export async function receiveWompiPayoutEvent(
   deps: AppDeps,
   body: unknown,
   headerChecksum: string | undefined,
+  _token: string | null = null,
 ): Promise<{ received: boolean; settled: string | null }> {
   const event = body as PayoutEventBody;
   const tx = event?.data?.transaction;

@@ -67,24 +67,52 @@ export function connectorRoutes(app: FastifyInstance, deps: AppDeps): void {
     handler: async (req) => connectorHealth(deps, req.ctx, req.params.name),
   });
 
-  // The provider's events: authenticated by their checksum (the tenant's events secret), not by an API key.
+  // The provider's events: authenticated by their checksum with the secret of the company whose
+  // events URL they were posted to (the token), not by an API key. The URL without a token is the
+  // one earlier releases answered (deprecated): the company is then found from the event itself.
+  const eventsParams = z.object({ token: z.string().max(100) });
+  r.post('/rails/wompi/events/:token', {
+    config: { auth: 'none', idempotent: false },
+    schema: {
+      tags,
+      summary: "Wompi's signed events, on the company's own events URL (events_url)",
+      params: eventsParams,
+      response: { 200: eventAck, ...errorResponses(401, 503) },
+    },
+    handler: async (req) => receiveWompiEvent(deps, req.body, req.params.token),
+  });
   r.post('/rails/wompi/events', {
     config: { auth: 'none', idempotent: false },
-    schema: { tags, summary: "Wompi's signed events (configured in its dashboard)", response: { 200: eventAck, ...errorResponses(401) } },
-    handler: async (req) => receiveWompiEvent(deps, req.body),
+    schema: {
+      tags,
+      summary: "Wompi's signed events (deprecated URL: use the connector's events_url)",
+      response: { 200: eventAck, ...errorResponses(401, 503) },
+    },
+    handler: async (req) => receiveWompiEvent(deps, req.body, null),
   });
 
   // Third-Party Payments events (cash-outs): their own URL and secret in the provider's dashboard.
+  const payoutHandler = (token: string | null) => async (req: { body: unknown; headers: Record<string, unknown> }) => {
+    const header = req.headers['x-event-checksum'];
+    return receiveWompiPayoutEvent(deps, req.body, typeof header === 'string' ? header : undefined, token);
+  };
+  r.post('/rails/wompi/payout-events/:token', {
+    config: { auth: 'none', idempotent: false },
+    schema: {
+      tags,
+      summary: "Wompi's signed Third-Party Payments events, on the company's own URL (payouts_events_url)",
+      params: eventsParams,
+      response: { 200: eventAck, ...errorResponses(401, 503) },
+    },
+    handler: async (req) => payoutHandler(req.params.token)(req),
+  });
   r.post('/rails/wompi/payout-events', {
     config: { auth: 'none', idempotent: false },
     schema: {
       tags,
-      summary: "Wompi's signed Third-Party Payments events (configured in its dashboard)",
-      response: { 200: eventAck, ...errorResponses(401) },
+      summary: "Wompi's signed Third-Party Payments events (deprecated URL: use the connector's payouts_events_url)",
+      response: { 200: eventAck, ...errorResponses(401, 503) },
     },
-    handler: async (req) => {
-      const header = req.headers['x-event-checksum'];
-      return receiveWompiPayoutEvent(deps, req.body, typeof header === 'string' ? header : undefined);
-    },
+    handler: payoutHandler(null),
   });
 }

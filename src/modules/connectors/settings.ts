@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import type { Config } from '../../config.ts';
 import type { Executor } from '../../platform/db/database.ts';
@@ -59,8 +60,8 @@ export function toConnectorResponse(deps: SettingsDeps, row: SettingsRow): Conne
     payouts_events_secret: summary('payouts_events_secret'),
     payouts_account_id: row.payouts_account_id,
     rails: JSON.parse(row.rails) as string[],
-    events_url: `${base}/v1/rails/${row.name}/events`,
-    payouts_events_url: `${base}/v1/rails/${row.name}/payout-events`,
+    events_url: `${base}/v1/rails/${row.name}/events/${row.events_token}`,
+    payouts_events_url: `${base}/v1/rails/${row.name}/payout-events/${row.events_token}`,
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
   };
@@ -70,6 +71,18 @@ async function findRow(db: Executor, scope: Tenant, name: ConnectorName, lock = 
   let q = db.selectFrom('connector_settings').selectAll().$call(inTenant(scope)).where('name', '=', name);
   if (lock) q = q.forUpdate();
   return q.executeTakeFirst();
+}
+
+/** A new events URL token: `cet_` and 32 random bytes, URL-safe. */
+export function newEventsToken(): string {
+  return `cet_${randomBytes(24).toString('base64url')}`;
+}
+
+/** The settings whose events URL carries `token` (its tenant and secrets), or undefined. */
+export async function findSettingsByEventsToken(deps: SettingsDeps, db: Executor, token: string): Promise<(ConnectorSettings & Tenant) | undefined> {
+  if (!/^cet_[A-Za-z0-9_-]{16,64}$/.test(token)) return undefined;
+  const row = await db.selectFrom('connector_settings').selectAll().where('events_token', '=', token).executeTakeFirst();
+  return row ? { ...openSettings(deps, row), companyId: row.company_id, environment: row.environment } : undefined;
 }
 
 export async function getConnector(deps: SettingsDeps, db: Executor, scope: Tenant, name: ConnectorName): Promise<ConnectorResponse> {
@@ -99,6 +112,10 @@ export async function putConnector(
     body.provider_environment ?? existing?.provider_environment ?? (scope.environment === 'live' ? 'production' : 'sandbox');
   if (scope.environment === 'live' && providerEnvironment !== 'production') {
     add('provider_environment', "live keys move real money: only the provider's production environment");
+  }
+  // Test never touches production: a test environment connects only to the provider's sandbox.
+  if (scope.environment === 'test' && providerEnvironment !== 'sandbox') {
+    add('provider_environment', "test keys never move real money: only the provider's sandbox environment");
   }
   const publicKey = body.public_key ?? existing?.public_key;
   if (!publicKey) add('public_key', 'is required');
@@ -166,7 +183,7 @@ export async function putConnector(
     ? await trx.updateTable('connector_settings').set(values).$call(inTenant(scope)).where('name', '=', name).returningAll().executeTakeFirstOrThrow()
     : await trx
         .insertInto('connector_settings')
-        .values({ company_id: scope.companyId, environment: scope.environment, name, ...values, created_at: now })
+        .values({ company_id: scope.companyId, environment: scope.environment, name, ...values, events_token: newEventsToken(), created_at: now })
         .returningAll()
         .executeTakeFirstOrThrow();
   return toConnectorResponse(deps, row);

@@ -23,6 +23,8 @@ export interface ConnectorSettingsTable {
   payouts_principal_id_sealed: string | null;
   payouts_events_secret_sealed: string | null;
   payouts_account_id: string | null;
+  /** The company's events URLs' token (migrations/0040): names the tenant whose secrets verify an event. */
+  events_token: string;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

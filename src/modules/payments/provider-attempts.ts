@@ -29,6 +29,22 @@ export async function findAttemptTenant(db: Executor, id: string): Promise<RailS
   return row?.payment_id ? { companyId: row.company_id, environment: row.environment } : undefined;
 }
 
+/** A page attempt of the tenant (its amount, currency and the provider's id once recorded), or undefined. */
+export async function findAttempt(
+  db: Executor,
+  scope: RailScope,
+  id: string,
+): Promise<{ id: string; amount: bigint; currency: string; network_id: string | null } | undefined> {
+  if (!INTENT_ID.test(id)) return undefined;
+  const row = await db
+    .selectFrom('payment_intents')
+    .select(['id', 'amount', 'currency', 'network_id', 'payment_id'])
+    .$call(inTenant(scope))
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return row?.payment_id ? row : undefined;
+}
+
 /**
  * An attempt's rejection reason from the provider's words: the attempt's remarks are the fixed
  * list of docs/payments.md, so the reason is classified (insufficient funds, expired card) and

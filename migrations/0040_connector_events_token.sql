@@ -1,0 +1,11 @@
+-- Each company's own events URLs (docs/connectors.md "Events"): /v1/rails/wompi/events/{token} and
+-- /v1/rails/wompi/payout-events/{token}. The token names the company and environment whose
+-- secrets verify an event, so nothing unsigned in an event ever picks the tenant. Settings written
+-- before this release get a token here (their connector answer shows the new URLs).
+ALTER TABLE connector_settings ADD COLUMN events_token text;
+UPDATE connector_settings
+SET events_token = 'cet_' || md5(random()::text || clock_timestamp()::text || company_id || environment || name)
+WHERE events_token IS NULL;
+ALTER TABLE connector_settings ALTER COLUMN events_token SET NOT NULL;
+-- A global lookup (the provider posts to the URL): see GLOBAL_UNIQUE_KEYS in src/platform/db/distribution.ts.
+CREATE UNIQUE INDEX connector_settings_events_token ON connector_settings (events_token);
