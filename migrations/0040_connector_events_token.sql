@@ -9,3 +9,8 @@ WHERE events_token IS NULL;
 ALTER TABLE connector_settings ALTER COLUMN events_token SET NOT NULL;
 -- A global lookup (the provider posts to the URL): see GLOBAL_UNIQUE_KEYS in src/platform/db/distribution.ts.
 CREATE UNIQUE INDEX connector_settings_events_token ON connector_settings (events_token);
+
+-- The payer's consent to a provider's contracts (terms and personal-data authorization, Ley 1581
+-- de 2012) on a live banklink or wallet charge through a connector: who asserted it and when
+-- (accept_terms, docs/connectors.md "Consent").
+ALTER TABLE charges ADD COLUMN provider_consent text;

@@ -91,6 +91,8 @@ export interface DebitPort extends DisputeReporting {
    * refund is refused with 422 rail_refund_unavailable before anything is recorded.
    */
   readonly refundsUnavailable?: string;
+  /** A connector whose provider needs the payer's acceptance of its contracts (accept_terms in live). */
+  readonly consentRequired?: boolean;
   /** Why an open (processing) operation cannot be withdrawn at the provider, or absent when it can: a cancel is refused then. */
   readonly cancelUnavailable?: string;
   /**

@@ -23,6 +23,8 @@ export interface WalletPort extends DisputeReporting {
   readonly name: string;
   /** Why this rail cannot give money back, or absent when it can (see DebitPort). */
   readonly refundsUnavailable?: string;
+  /** A connector whose provider needs the payer's acceptance of its contracts (accept_terms in live). */
+  readonly consentRequired?: boolean;
   /** Why an open (processing) operation cannot be withdrawn at the provider, or absent when it can: a cancel is refused then. */
   readonly cancelUnavailable?: string;
   /** Sends the request to the payer's wallet app. */

@@ -169,7 +169,8 @@ export class FakeWompi extends FakeHttpService {
     const terms = this.contractTokens.get(String(b.acceptance_token ?? ''));
     const personal = this.contractTokens.get(String(b.accept_personal_auth ?? ''));
     if (!terms || terms.kind !== 'terms' || terms.used) errors.acceptance_token = ['Token de aceptación inválido o ya usado'];
-    if (!personal || personal.kind !== 'personal' || personal.used) errors.accept_personal_auth = ['Autorización de datos personales inválida o ya usada'];
+    if (!personal || personal.kind !== 'personal' || personal.used)
+      errors.accept_personal_auth = ['Autorización de datos personales inválida o ya usada'];
     return () => {
       terms!.used = true;
       personal!.used = true;
@@ -249,13 +250,22 @@ export class FakeWompi extends FakeHttpService {
   ): [string, 'public' | 'private', (body: any, url: URL, path: string, req: http.IncomingMessage) => [number, unknown]] | null {
     // The current form: the public key in a header. The older path form answers 404 (switched off), unless legacy.
     if (method === 'GET' && path === '/merchants/info') {
-      return ['merchant', 'public', (_b, _u, _p, req) =>
-        !this.opts.legacyMerchantsPath && req.headers['x-merchant-public-key'] === this.publicKey
-          ? this.merchant()
-          : [404, { error: { type: 'NOT_FOUND_ERROR', reason: 'La entidad solicitada no existe' } }]];
+      return [
+        'merchant',
+        'public',
+        (_b, _u, _p, req) =>
+          !this.opts.legacyMerchantsPath && req.headers['x-merchant-public-key'] === this.publicKey
+            ? this.merchant()
+            : [404, { error: { type: 'NOT_FOUND_ERROR', reason: 'La entidad solicitada no existe' } }],
+      ];
     }
     if (method === 'GET' && path === `/merchants/${this.publicKey}`) {
-      return ['merchant', 'public', () => (this.opts.legacyMerchantsPath ? this.merchant() : [404, { error: { type: 'NOT_FOUND_ERROR', reason: 'La entidad solicitada no existe' } }])];
+      return [
+        'merchant',
+        'public',
+        () =>
+          this.opts.legacyMerchantsPath ? this.merchant() : [404, { error: { type: 'NOT_FOUND_ERROR', reason: 'La entidad solicitada no existe' } }],
+      ];
     }
     if (method === 'GET' && path === '/pse/financial_institutions') return ['pse_institutions', 'public', () => [200, { data: this.institutions }]];
     if (method === 'POST' && path === '/tokens/cards') return ['tokenize_card', 'public', (b) => this.tokenize(b)];
@@ -338,7 +348,8 @@ export class FakeWompi extends FakeHttpService {
       if (!Number.isInteger(installments) || installments < 1 || installments > 36) errors['payment_method.installments'] = ['Entre 1 y 36'];
       if (pan === '4111111111111111') final = { status: 'DECLINED', message: 'Fondos insuficientes' };
       // A merchant-initiated charge on a saved card without the recurrence flag: the issuer declines it.
-      if (bySource && b.recurrent !== true) final = { status: 'DECLINED', message: 'Transacción no autorizada por el emisor (sin indicador de recurrencia)' };
+      if (bySource && b.recurrent !== true)
+        final = { status: 'DECLINED', message: 'Transacción no autorizada por el emisor (sin indicador de recurrencia)' };
       method = { type: 'CARD', installments };
     } else if (type === 'PSE') {
       const m = b.payment_method;

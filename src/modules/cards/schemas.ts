@@ -20,6 +20,11 @@ export const createCardBody = z.object({
   ...cardData,
   customer_id: uuid.describe('a customer of the company, in the same environment'),
   authorization: looseBoolean.nullish().describe('true when the holder authorized charges on this card (required to charge it); default false'),
+  accept_terms: looseBoolean
+    .nullish()
+    .describe(
+      "live with a payment provider: true once the payer accepted the provider's terms and personal-data authorization (required then; recorded)",
+    ),
 });
 export type CreateCardBody = z.infer<typeof createCardBody>;
 
@@ -30,6 +35,11 @@ export const tokenizedCardBody = z.object({
   card_token: z.string().max(100).describe('tok_… from POST /v1/tokens (publishable key), unused and younger than 10 minutes'),
   customer_id: uuid.describe('a customer of the company, in the same environment'),
   authorization: looseBoolean.nullish().describe('true when the holder authorized charges on this card; default false'),
+  accept_terms: looseBoolean
+    .nullish()
+    .describe(
+      "live with a payment provider: true once the payer accepted the provider's terms and personal-data authorization (required then; recorded)",
+    ),
 });
 export type TokenizedCardBody = z.infer<typeof tokenizedCardBody>;
 

@@ -1,3 +1,4 @@
+import { ACCEPT_TERMS_REQUIRED, apiConsent, type ApiConsent, type ConsentingRail } from '../connectors/consent.ts';
 import type { Selectable } from 'kysely';
 import type { RequestContext } from '../../platform/context.ts';
 import type { Executor } from '../../platform/db/database.ts';
@@ -91,9 +92,13 @@ async function requireCustomer(ctx: RequestContext, customerId: string): Promise
  * (docs/connectors.md), else null (the sandbox, or live without a connector: the card is saved
  * here and a charge on it answers rail_not_configured until a connector serves cards).
  */
-export async function providerVault(ctx: RequestContext): Promise<Required<Pick<DebitPort, 'tokenizeCard' | 'saveCard'>> | null> {
+export async function providerVault(
+  ctx: RequestContext,
+): Promise<(Required<Pick<DebitPort, 'tokenizeCard' | 'saveCard'>> & Pick<DebitPort, 'consentRequired'>) | null> {
   const port = await ctx.deps.rails.connectors.find(ctx, 'card');
-  return port?.tokenizeCard && port.saveCard ? (port as Required<Pick<DebitPort, 'tokenizeCard' | 'saveCard'>>) : null;
+  return port?.tokenizeCard && port.saveCard
+    ? (port as Required<Pick<DebitPort, 'tokenizeCard' | 'saveCard'>> & Pick<DebitPort, 'consentRequired'>)
+    : null;
 }
 
 /** The e-mail a provider saves the card under: the customer's, required then. */
@@ -143,13 +148,25 @@ async function atProvider<T, R>(
 }
 
 /** What a saved card keeps of the provider's answer. */
-function providerColumns(saved: SavedCard | null) {
+function providerColumns(saved: SavedCard | null, consent: ApiConsent | null) {
   return {
     rail_source: saved?.source ?? null,
     rail_acceptance: saved?.acceptance
-      ? JSON.stringify({ permalink: saved.acceptance.permalink, accepted_at: saved.acceptance.acceptedAt.toISOString() })
+      ? JSON.stringify({
+          permalink: saved.acceptance.permalink,
+          personal_data_permalink: saved.acceptance.personalDataPermalink,
+          accepted_at: saved.acceptance.acceptedAt.toISOString(),
+          asserted_by: consent?.asserted_by ?? null,
+        })
       : null,
   };
+}
+
+/** The payer's consent to the vault's provider contracts: 422 on accept_terms in live without it (connectors/consent.ts). */
+function requireConsent(ctx: RequestContext, vault: ConsentingRail | null, acceptTerms: boolean | null | undefined): ApiConsent | null {
+  const { consent, missing } = apiConsent(ctx, vault, acceptTerms);
+  if (missing) throw validationError({ accept_terms: [ACCEPT_TERMS_REQUIRED] });
+  return consent;
 }
 
 /** A retry of POST /cards whose run named the card and died: the card, or null (never saved: run again). */
@@ -171,7 +188,8 @@ export async function createCard(ctx: RequestContext, body: CreateCardBody): Pro
   const customerId = await requireCustomer(ctx, body.customer_id);
   const cardId = prefixedId('card', now.getTime());
   const vault = await providerVault(ctx);
-  const insert = (db: Executor, saved: SavedCard | null) => insertCard(db, ctx, cardId, customerId, card, body, saved, now);
+  const consent = requireConsent(ctx, vault, body.accept_terms);
+  const insert = (db: Executor, saved: SavedCard | null) => insertCard(db, ctx, cardId, customerId, card, body, saved, now, consent);
   if (!vault) return toCardResponse(await insert(ctx.db, null), now);
   const email = await customerEmail(ctx, customerId);
   const row = await atProvider(
@@ -201,6 +219,7 @@ function insertCard(
   body: CreateCardBody,
   saved: SavedCard | null,
   now: Date,
+  consent: ApiConsent | null,
 ): Promise<CardRow> {
   return db
     .insertInto('cards')
@@ -218,7 +237,7 @@ function insertCard(
       authorization: body.authorization ?? false,
       outcome_class: card.outcomeClass,
       source: 'api',
-      ...providerColumns(saved),
+      ...providerColumns(saved, consent),
       created_at: now,
       updated_at: now,
       deleted_at: null,
@@ -400,7 +419,8 @@ export async function createCardFromToken(ctx: RequestContext, body: TokenizedCa
     throw validationError({ card_token: [problem] });
   }
   const vault = await providerVault(ctx);
-  const insert = (db: Executor, saved: SavedCard | null) => insertTokenizedCard(db, ctx, cardId, customerId, token, body, saved, now);
+  const consent = requireConsent(ctx, vault, body.accept_terms);
+  const insert = (db: Executor, saved: SavedCard | null) => insertTokenizedCard(db, ctx, cardId, customerId, token, body, saved, now, consent);
   if (!vault) return toCardResponse(await insert(ctx.db, null), now);
   // A token made before the connector kept cards has no provider token: the card must be entered again.
   if (!token.rail_token)
@@ -425,6 +445,7 @@ function insertTokenizedCard(
   body: TokenizedCardBody,
   saved: SavedCard | null,
   now: Date,
+  consent: ApiConsent | null,
 ): Promise<CardRow> {
   return db
     .insertInto('cards')
@@ -442,7 +463,7 @@ function insertTokenizedCard(
       authorization: body.authorization ?? false,
       outcome_class: token.outcome_class,
       source: 'token',
-      ...providerColumns(saved),
+      ...providerColumns(saved, consent),
       created_at: now,
       updated_at: now,
       deleted_at: null,

@@ -3,6 +3,7 @@ import type { RequestContext } from '../../platform/context.ts';
 import { ApiError, validationError } from '../../platform/errors/api-error.ts';
 import { findBank, takesBanklink } from '../banks/service.ts';
 import { customerExists } from '../accounts/queries.ts';
+import { ACCEPT_TERMS_REQUIRED, apiConsent } from '../connectors/consent.ts';
 import { collectAmount, collectMetadata, createPayerCharge, fieldErrors, lockKey, payerRuleOf } from './collect.ts';
 import { BANKLINK_DUPLICATE_WINDOW_MS, BANKLINK_MINIMUM_PESOS, BANKLINK_SESSION_MINUTES, type BanklinkBody } from './collect-schemas.ts';
 import type { ChargeResponse } from './schemas.ts';
@@ -26,6 +27,8 @@ export async function createBanklinkCharge(ctx: RequestContext, body: BanklinkBo
     const problem = await payerRuleOf(ctx, rail, customerId);
     if (problem) add('customer_id', problem);
   }
+  const consented = apiConsent(ctx, rail, body.accept_terms);
+  if (consented.missing) add('accept_terms', ACCEPT_TERMS_REQUIRED);
   const bank = await findBank(ctx.db, body.bank_id);
   if (!bank || bank.is_platform) add('bank_id', 'no such bank');
   else if (!(await takesBanklink(rail, bank))) {
@@ -47,6 +50,7 @@ export async function createBanklinkCharge(ctx: RequestContext, body: BanklinkBo
       bank_id: bankId,
       redirect_url: body.redirect_url,
       reference: body.reference ?? null,
+      provider_consent: consented.consent ? JSON.stringify(consented.consent) : null,
       lifetimeMs: BANKLINK_SESSION_MINUTES * 60_000,
     },
     idempotencyKey,

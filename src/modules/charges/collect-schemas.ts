@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { metadata, text, uuid } from '../../platform/validation.ts';
+import { looseBoolean, metadata, text, uuid } from '../../platform/validation.ts';
 import { DOCUMENT_TYPES } from '../customers/schemas.ts';
 
 /** Request bodies of the rails a payer acts on (docs/charges.md). Amount rules are checked by the services, which name the field. */
@@ -35,6 +35,12 @@ export const walletPhone = z
   .string()
   .regex(/^\+573\d{9}$/, 'must be a Colombian mobile number: +57 and 10 digits starting with 3, e.g. +573001234567');
 
+const acceptTerms = looseBoolean
+  .nullish()
+  .describe(
+    "live with a payment provider: true once the payer accepted the provider's terms and personal-data authorization (required then; recorded)",
+  );
+
 const title = text(5, 100).nullish().describe('5–100 characters, shown to the payer; a default names the method');
 
 export const banklinkBody = z.object({
@@ -46,6 +52,7 @@ export const banklinkBody = z.object({
   reference: text(1, 100).nullish().describe('shown to the payer at the bank (does not make a duplicate a new charge)'),
   title,
   metadata: metadata.nullish(),
+  accept_terms: acceptTerms,
 });
 export type BanklinkBody = z.infer<typeof banklinkBody>;
 
@@ -80,6 +87,7 @@ export const walletaBody = z.object({
   external_id: text(1, 100).describe('your reference; one open request per external_id (10141)'),
   title,
   metadata: metadata.nullish(),
+  accept_terms: acceptTerms,
 });
 export type WalletaBody = z.infer<typeof walletaBody>;
 

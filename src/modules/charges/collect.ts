@@ -91,7 +91,7 @@ export type NewPayerCharge = Pick<Insertable<ChargesTable>, 'title' | 'amount' |
   Partial<
     Pick<
       Insertable<ChargesTable>,
-      'account_id' | 'bank_id' | 'redirect_url' | 'reference' | 'phone' | 'document_type' | 'document_number' | 'test_scenario'
+      'account_id' | 'bank_id' | 'redirect_url' | 'reference' | 'phone' | 'document_type' | 'document_number' | 'test_scenario' | 'provider_consent'
     >
   > & {
     method: PayerMethod;
@@ -130,6 +130,7 @@ export function payerChargeValues(
     document_type: v.document_type ?? null,
     document_number: v.document_number ?? null,
     qr_payload: null,
+    provider_consent: v.provider_consent ?? null,
     expires_at: v.lifetimeMs !== undefined ? new Date(now.getTime() + v.lifetimeMs) : null,
     paid_at: null,
     failed_at: null,

@@ -47,6 +47,8 @@ export interface ChargesTable {
   rail_url?: string | null;
   remarks: string | null;
   network_id: string | null;
+  /** JSON: the payer's consent to a provider's contracts, as the company asserted it (accept_terms; migrations/0040). */
+  provider_consent: ColumnType<string | null, string | null | undefined, string | null>;
   /** The dispute the rail opened on this paid charge (disputes module; migrations/0031). */
   dispute_id?: string | null;
   intent_id: string;

@@ -16,6 +16,7 @@ import {
   payerRuleOf,
 } from './collect.ts';
 import { chargeRail } from './rails.ts';
+import { ACCEPT_TERMS_REQUIRED, apiConsent } from '../connectors/consent.ts';
 import { WALLET_MINIMUM_PESOS, WALLETB_LIFETIME_MINUTES, type WalletaBody, type WalletbBody } from './collect-schemas.ts';
 import { EXPIRED_REMARKS, FINAL, OTP_INVALID_REMARKS } from './lifecycle.ts';
 import { toChargeResponse, type ChargeRow } from './present.ts';
@@ -54,6 +55,8 @@ export async function createWalletaRequest(ctx: RequestContext, body: WalletaBod
     const problem = await payerRuleOf(ctx, rail, customerId);
     if (problem) add('customer_id', problem);
   }
+  const consented = apiConsent(ctx, rail, body.accept_terms);
+  if (consented.missing) add('accept_terms', ACCEPT_TERMS_REQUIRED);
   const metadata = collectMetadata(body.metadata, add);
   if (Object.keys(errors).length) throw validationError(errors);
 
@@ -67,6 +70,7 @@ export async function createWalletaRequest(ctx: RequestContext, body: WalletaBod
       external_id: body.external_id,
       metadata: metadata ? JSON.stringify(metadata) : null,
       phone: body.phone,
+      provider_consent: consented.consent ? JSON.stringify(consented.consent) : null,
     },
     idempotencyKey,
     async (trx) => {

@@ -1,5 +1,14 @@
 import type { Clock } from '../../../platform/clock.ts';
-import { CardRefused, RefundRefused, type CardData, type DebitOutcome, type DebitPort, type DebitRequest, type RefundRequest, type SavedCard } from '../../debit.ts';
+import {
+  CardRefused,
+  RefundRefused,
+  type CardData,
+  type DebitOutcome,
+  type DebitPort,
+  type DebitRequest,
+  type RefundRequest,
+  type SavedCard,
+} from '../../debit.ts';
 import { WompiRefused, WompiUnavailable, type WompiClient } from './client.ts';
 import type { WompiTransaction } from './contract.ts';
 import { createOnce, debitOutcomeOf, pollReference } from './outcomes.ts';
@@ -40,6 +49,8 @@ function parseSource(source: string | null | undefined): CardSource | null {
  */
 export class WompiCard implements DebitPort {
   readonly name = 'wompi';
+  /** The payer accepts Wompi's contracts (terms, personal data) before any operation that sends their data. */
+  readonly consentRequired = true;
   readonly cancelUnavailable =
     'Wompi cannot withdraw a transaction it is still processing: wait for its outcome (a paid charge can then be refunded where Wompi allows it).';
 
@@ -147,7 +158,8 @@ export class WompiCard implements DebitPort {
     try {
       voided = await this.client.voidTransaction(tx.id);
     } catch (error) {
-      if (error instanceof WompiRefused && error.status !== 401 && error.status !== 403) throw new RefundRefused(`VOID_REFUSED: ${error.message}`.slice(0, 250));
+      if (error instanceof WompiRefused && error.status !== 401 && error.status !== 403)
+        throw new RefundRefused(`VOID_REFUSED: ${error.message}`.slice(0, 250));
       throw error;
     }
     const now = voided?.status ? voided : await this.client.getTransaction(tx.id);

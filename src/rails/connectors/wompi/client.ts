@@ -155,7 +155,9 @@ export class WompiClient {
     };
     let data: Merchant;
     try {
-      data = await this.request<Merchant>('merchant', 'GET', '/merchants/info', 'public', undefined, { 'x-merchant-public-key': this.creds.publicKey });
+      data = await this.request<Merchant>('merchant', 'GET', '/merchants/info', 'public', undefined, {
+        'x-merchant-public-key': this.creds.publicKey,
+      });
     } catch (error) {
       if (!(error instanceof WompiRefused && error.status === 404)) throw error;
       data = await this.request<Merchant>('merchant', 'GET', `/merchants/${encodeURIComponent(this.creds.publicKey)}`, 'public');

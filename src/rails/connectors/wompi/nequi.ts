@@ -12,6 +12,8 @@ import { createOnce, pollReference } from './outcomes.ts';
  */
 export class WompiNequi implements WalletPort {
   readonly name = 'wompi';
+  /** The payer accepts Wompi's contracts (terms, personal data) before any operation that sends their data. */
+  readonly consentRequired = true;
   readonly cancelUnavailable =
     'Wompi cannot withdraw a transaction it is still processing: wait for its outcome (a paid charge can then be refunded where Wompi allows it).';
   readonly refundsUnavailable = 'Wompi does not refund Nequi payments through its API: give the money back to the payer by transfer (a cash-out).';

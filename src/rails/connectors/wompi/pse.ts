@@ -29,6 +29,8 @@ const institutions = new Map<string, { at: number; codes: ReadonlySet<string> }>
  */
 export class WompiPse implements BanklinkPort {
   readonly name = 'wompi';
+  /** The payer accepts Wompi's contracts (terms, personal data) before any operation that sends their data. */
+  readonly consentRequired = true;
   readonly cancelUnavailable =
     'Wompi cannot withdraw a transaction it is still processing: wait for its outcome (a paid charge can then be refunded where Wompi allows it).';
   readonly refundsUnavailable = 'Wompi does not refund PSE payments through its API: give the money back to the payer by transfer (a cash-out).';
