@@ -1,32 +1,39 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { createHarness, expectError, expectValidation, send, type Company, type Harness } from '../../../test/harness.ts';
+import { createHarness, ENGINE, expectError, expectValidation, send, type Company, type Harness } from '../../../test/harness.ts';
 import { FakeWompi } from '../../../test/fakes/wompi-server.ts';
-import { FakeWompiPayouts } from '../../../test/fakes/wompi-payouts-server.ts';
+import { FakeWompiPayouts, type StoredPayoutTransaction } from '../../../test/fakes/wompi-payouts-server.ts';
 import { cardBody, createCustomer } from '../../../test/support/cards.ts';
-import { balance, createAccount, chargeEvents } from '../../../test/support/charges.ts';
+import { balance, createAccount, chargeBody, chargeEvents, payer } from '../../../test/support/charges.ts';
 import { auditLedger } from '../ledger/service.ts';
 import { CASHOUT_RECONCILE_JOB, runCashoutReconcile } from '../cashouts/service.ts';
-import { eventChecksum } from '../../rails/connectors/wompi/contract.ts';
+import { eventChecksum, type WompiEvent } from '../../rails/connectors/wompi/contract.ts';
 
 /**
  * Cash-outs through Wompi's Third-Party Payments (docs/connectors.md "Payouts") against the local
  * fake of its public API: settings (all payouts keys or none, write-only), a live cash-out sent as
- * a batch of one with the cash-out id as reference and idempotency key, settled by the signed
- * event or the reconciler, once; a failure releases the held money; a refused batch is rejected at
- * once; a lost answer retried with the same key never makes a second batch; forged events change nothing.
+ * a batch of one whose references and idempotency key are the cash-out id in the provider's
+ * charset, settled by the provider's word (read back after an event, or by the reconciler), once;
+ * every documented batch and transaction status mapped (the anti-fraud review AFE_ON_HOLD and
+ * AFE_REJECTED included); a failure releases the held money; a refused batch is rejected at once;
+ * a lost answer retried with the same key never makes a second batch; events are hints (each
+ * company's own URL and secret, stale ones refused, the payout read back and matched before
+ * anything settles); sandbox balances never feed a provider payout (issue 28).
  */
 
 const POLL_MS = 60_000;
 
-describe('wompi payouts connector', () => {
+describe(`wompi payouts connector (${ENGINE})`, () => {
   let pay: FakeWompi;
   let fake: FakeWompiPayouts;
+  let sandboxFake: FakeWompiPayouts;
   let h: Harness;
   let co: Company;
   let customer: string;
   let account: string;
+  /** The path of the company's payouts events URL (its token). */
+  let eventsPath: string;
 
   before(async () => {
     pay = await new FakeWompi({
@@ -35,36 +42,38 @@ describe('wompi payouts connector', () => {
       eventsSecret: 'prod_events_payout01',
       integritySecret: 'prod_integrity_payout01',
     }).start();
-    fake = await new FakeWompiPayouts().start();
+    fake = await new FakeWompiPayouts('production').start();
+    sandboxFake = await new FakeWompiPayouts('sandbox').start();
     h = await createHarness({
       WOMPI_PRODUCTION_URL: pay.url,
       WOMPI_PAYOUTS_PRODUCTION_URL: fake.url,
+      WOMPI_PAYOUTS_SANDBOX_URL: sandboxFake.url,
       CONNECTOR_POLL_AFTER_MS: String(POLL_MS),
       CONNECTOR_SETTINGS_TTL_MS: '0',
     });
+    // The providers' clocks are the test clock (event timestamps).
+    pay.now = () => h.clock.now();
+    fake.now = () => h.clock.now();
+    sandboxFake.now = () => h.clock.now();
     pay.deliver = async (event) => (await send(h.app, { method: 'POST', url: '/v1/rails/wompi/events', body: event, idem: false })).status;
-    fake.deliver = async (event, checksum) =>
-      (
-        await send(h.app, {
-          method: 'POST',
-          url: '/v1/rails/wompi/payout-events',
-          body: event,
-          idem: false,
-          headers: { 'x-event-checksum': checksum },
-        })
-      ).status;
     co = await h.company('Dispersiones Reales SAS');
     const res = await co.req({ method: 'PUT', url: '/v1/connectors/wompi', env: 'live', body: { ...paymentKeys(), ...payoutKeys() } });
     assert.equal(res.status, 200, res.raw);
-    customer = await liveCustomer('Marta');
+    eventsPath = new URL(res.body.payouts_events_url).pathname;
+    fake.deliver = async (event, checksum) => (await post(eventsPath, event, checksum)).status;
+    customer = await liveCustomer(co, 'Marta');
     account = await createAccount(h, co, customer, { authorization: false, account_number: '5500112233' }, { env: 'live' });
-    await fund(2_000_000);
+    await fund(co, 2_000_000);
   });
   after(async () => {
     await h.close();
     await fake.close();
+    await sandboxFake.close();
     await pay.close();
   });
+
+  const post = (url: string, body: unknown, checksum?: string) =>
+    send(h.app, { method: 'POST', url, body, idem: false, headers: checksum ? { 'x-event-checksum': checksum } : {} });
 
   const paymentKeys = () => ({
     public_key: pay.publicKey,
@@ -72,17 +81,17 @@ describe('wompi payouts connector', () => {
     events_secret: pay.eventsSecret,
     integrity_secret: pay.integritySecret,
   });
-  const payoutKeys = () => ({
-    payouts_api_key: fake.apiKey,
-    payouts_user_principal_id: fake.principalId,
-    payouts_events_secret: fake.eventsSecret,
-    payouts_account_id: fake.originAccountId,
+  const payoutKeys = (provider: FakeWompiPayouts = fake) => ({
+    payouts_api_key: provider.apiKey,
+    payouts_user_principal_id: provider.principalId,
+    payouts_events_secret: provider.eventsSecret,
+    payouts_account_id: provider.originAccountId,
   });
 
-  async function liveCustomer(name: string, extra: Record<string, unknown> = {}) {
-    const res = await co.req({
+  async function liveCustomer(target: Company, name: string, extra: Record<string, unknown> = {}, env: 'test' | 'live' = 'live') {
+    const res = await target.req({
       url: '/v1/customers',
-      env: 'live',
+      env,
       body: {
         first_name: name,
         last_name: 'Rojas',
@@ -97,27 +106,51 @@ describe('wompi payouts connector', () => {
   }
 
   /** Collects `pesos` into the live balance: a card charge through the payments fake, paid by its event. */
-  async function fund(pesos: number) {
-    const payer = await createCustomer(co, 'live', 'Pagador');
-    const card = await co.req({ url: '/v1/cards', env: 'live', body: cardBody(payer) });
+  async function fund(target: Company, pesos: number) {
+    const payerId = await createCustomer(target, 'live', 'Pagador');
+    const card = await target.req({ url: '/v1/cards', env: 'live', body: { ...cardBody(payerId), accept_terms: true } });
     assert.equal(card.status, 200, card.raw);
-    const charge = await co.req({
+    const charge = await target.req({
       url: '/v1/charges',
       env: 'live',
-      body: { amount: pesos, title: 'Venta', customer_id: payer, card_id: card.body.id },
+      body: { amount: pesos, title: 'Venta', customer_id: payerId, card_id: card.body.id },
     });
     assert.equal(charge.status, 200, charge.raw);
     const tx = [...pay.transactions.values()].find((t) => t.reference === charge.body.id)!;
     await pay.finalize(tx.id);
-    assert.equal((await co.req({ url: `/v1/charges/${charge.body.id}`, env: 'live' })).body.status, 'paid');
+    assert.equal((await target.req({ url: `/v1/charges/${charge.body.id}`, env: 'live' })).body.status, 'paid');
   }
 
   const cashout = (body: Record<string, unknown> = {}, idem?: string) =>
     co.req({ url: '/v1/cashouts', env: 'live', idem, body: { amount: 100000.5, customer_id: customer, account_id: account, ...body } });
   const read = async (id: string) => (await co.req({ url: `/v1/cashouts/${id}`, env: 'live' })).body;
+  /** A processing live cash-out of `pesos` and its one provider transaction. */
+  async function processing(pesos: number): Promise<{ id: string; tx: StoredPayoutTransaction }> {
+    const res = await cashout({ amount: pesos });
+    assert.equal(res.status, 200, res.raw);
+    assert.equal(res.body.status, 'processing', res.raw);
+    const [tx] = fake.byReference(res.body.id);
+    assert.ok(tx, 'one provider transaction');
+    return { id: res.body.id, tx };
+  }
 
   /** The types of the events of one resource (its `data.id`), oldest first. */
   const events = async (id: string) => (await chargeEvents(h, co, id)).map((e) => e.type);
+
+  /** What was recorded of the events naming this provider id, oldest first. */
+  const recorded = (providerId: string) =>
+    h.runtime.deps.database.db
+      .selectFrom('connector_events')
+      .select(['verified', 'problem', 'company_id'])
+      .where('provider_id', '=', providerId)
+      .orderBy('received_at')
+      .execute();
+
+  /** Signs an event again (after a change) as someone holding `secret` would. */
+  const resign = (event: WompiEvent, secret = fake.eventsSecret) => {
+    event.signature.checksum = eventChecksum(event, secret);
+    return event;
+  };
 
   /** Runs the due reconcile jobs of these cash-outs (the queue on PostgreSQL holds other files' jobs too). */
   async function reconcile(ids: string[]) {
@@ -192,20 +225,19 @@ describe('wompi payouts connector', () => {
     assert.equal(res.status, 200, res.raw);
     assert.equal(res.body.status, 'processing', 'the provider took it (PENDING)');
     const [tx] = fake.byReference(res.body.id);
-    assert.ok(tx, 'one provider transaction with the cash-out id as reference');
+    assert.ok(tx, 'one provider transaction under the cash-out’s payout reference');
     assert.equal(res.body.network_id, tx.id);
     assert.equal(tx.amountInCents, 10000050, 'pesos × 100, exactly');
     assert.equal(tx.accountNumber, '5500112233');
     assert.equal(tx.bankId, fake.banks[0].id, 'the catalogue bank mapped to the provider’s bank id');
     assert.deepEqual([tx.legalIdType, tx.legalId, tx.personType], ['CC', '1020304050', 'NATURAL']);
-    assert.equal(fake.calls.find((c) => c.operation === 'create_payout' && c.status === 201)?.idempotencyKey, res.body.id.replace('_', '-'));
     const held = await balance(co, 'COP', 'live');
     assert.equal(held.available, before.available - 100000.5);
     // The same key again: the same cash-out, no second batch.
     const again = await cashout({ external_id: res.body.external_id }, idem);
     assert.equal(again.body.id, res.body.id);
     assert.equal(fake.byReference(res.body.id).length, 1);
-    // The event settles it; the same event again changes nothing.
+    // The event settles it (the provider is asked first); the same event again changes nothing.
     await fake.finalize(tx.id);
     assert.equal(await fake.postEvent(tx), 200);
     const done = await read(res.body.id);
@@ -219,52 +251,74 @@ describe('wompi payouts connector', () => {
     assert.deepEqual(await auditLedger(h.runtime.deps.database.db), { unbalanced: [], mismatched: [], negative: [] });
   });
 
+  test('references and the idempotency key: letters, digits and "-" only, the same transform everywhere', async () => {
+    // The provider refuses another character in a reference (422), as its contract says.
+    const refused = await fetch(`${fake.url}/payouts`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': fake.apiKey, 'user-principal-id': fake.principalId, 'idempotency-key': 'k-1' },
+      body: JSON.stringify({ reference: 'co_abc', accountId: fake.originAccountId, paymentType: 'OTHER', transactions: [] }),
+    });
+    assert.equal(refused.status, 422);
+    const from = fake.calls.length;
+    const { id } = await processing(4000);
+    const reference = id.replace('_', '-');
+    assert.match(reference, /^co-[0-9a-z]+$/);
+    const create = fake.calls.filter((c) => c.operation === 'create_payout' && c.reference === reference);
+    assert.deepEqual(
+      create.map((c) => [c.status, c.idempotencyKey]),
+      [[201, reference]],
+      'one batch: its reference and its idempotency key are the cash-out id with "-" for "_"',
+    );
+    const [batch] = [...fake.batches.values()].filter((b) => b.reference === reference);
+    assert.ok(batch, 'the batch reference');
+    assert.equal(fake.byReference(id)[0].reference, reference, 'the transaction reference');
+    const lookups = fake.calls.slice(from).filter((c) => c.operation === 'find_payout');
+    assert.ok(lookups.length > 0 && lookups.every((c) => c.reference === reference), 'the lookup by reference uses the same transform');
+    assert.ok(
+      fake.calls.slice(from).every((c) => !c.reference?.includes('_') && !c.idempotencyKey?.includes('_')),
+      'nothing sent with "_"',
+    );
+  });
+
   test('a failed payout rejects the cash-out with the provider reason and releases the money', async () => {
     const before = await balance(co, 'COP', 'live');
-    const res = await cashout({ amount: 5000 });
-    assert.equal(res.status, 200, res.raw);
-    const [tx] = fake.byReference(res.body.id);
+    const { id, tx } = await processing(5000);
     await fake.finalize(tx.id, { status: 'FAILED', reason: { code: 'D07', message: 'El número de cuenta no existe' } });
-    const rejected = await read(res.body.id);
+    const rejected = await read(id);
     assert.equal(rejected.status, 'rejected');
     assert.equal(rejected.remarks, 'FAILED: D07 El número de cuenta no existe');
     assert.equal((await balance(co, 'COP', 'live')).available, before.available, 'released');
   });
 
   test('without an event the reconciler asks the provider; a forged event changes nothing', async () => {
-    const res = await cashout({ amount: 7000 });
-    const [tx] = fake.byReference(res.body.id);
+    const { id, tx } = await processing(8000);
     await fake.finalize(tx.id, { event: false });
     const forged = fake.eventOf(tx, (e) => {
       (e.data.transaction as { status: string }).status = 'FAILED';
     });
-    const refused = await send(h.app, { method: 'POST', url: '/v1/rails/wompi/payout-events', body: forged, idem: false });
-    expectError(refused, 401, 'unauthenticated');
+    expectError(await post(eventsPath, forged), 401, 'unauthenticated');
     // Signed with another secret (the payments events secret): refused too.
-    const wrongSecret = fake.eventOf(tx, (e) => {
-      e.signature.checksum = eventChecksum(e, pay.eventsSecret);
-    });
-    expectError(await send(h.app, { method: 'POST', url: '/v1/rails/wompi/payout-events', body: wrongSecret, idem: false }), 401);
-    assert.equal((await read(res.body.id)).status, 'processing');
-    const recorded = await h.runtime.deps.database.db
-      .selectFrom('connector_events')
-      .select(['verified', 'problem'])
-      .where('reference', '=', res.body.id)
-      .execute();
-    assert.deepEqual(recorded, [
-      { verified: false, problem: 'bad checksum' },
-      { verified: false, problem: 'bad checksum' },
-    ]);
+    const wrongSecret = resign(fake.eventOf(tx), pay.eventsSecret);
+    expectError(await post(eventsPath, wrongSecret), 401);
+    assert.equal((await read(id)).status, 'processing');
+    assert.deepEqual(
+      (await recorded(tx.id)).map((r) => [r.verified, r.problem]),
+      [
+        [false, 'bad checksum'],
+        [false, 'bad checksum'],
+      ],
+    );
     // An event for a payout Recaudo does not know: acknowledged, recorded, nothing else.
     const stranger = fake.eventOf({ ...tx, id: '00000000-0000-4000-8000-000000000000', payoutId: 'x' });
-    assert.equal((await send(h.app, { method: 'POST', url: '/v1/rails/wompi/payout-events', body: stranger, idem: false })).status, 200);
+    assert.equal((await post(eventsPath, stranger)).status, 200);
+    assert.equal((await recorded('00000000-0000-4000-8000-000000000000'))[0]?.problem, 'unknown payout');
     // Past the expected arrival the reconciler finds it paid.
     h.clock.advance(5 * 86_400_000);
-    await reconcile([res.body.id]);
-    assert.equal((await read(res.body.id)).status, 'completed');
+    await reconcile([id]);
+    assert.equal((await read(id)).status, 'completed');
   });
 
-  test('a lost answer, a retry with the same key and the reconciler: one batch', async () => {
+  test('a lost answer, a retry with the same key and the reconciler: one batch, found by its reference', async () => {
     fake.failNext('create_payout', 'lose_answer');
     const idem = `lost-payout-${Date.now()}`;
     const first = await cashout({ amount: 9000 }, idem);
@@ -309,11 +363,71 @@ describe('wompi payouts connector', () => {
       );
     const n = await count();
     expectValidation(await cashout({ method: 'TURBO' }), 'method');
-    const noEmail = await liveCustomer('Sinmail', { email: null });
+    const noEmail = await liveCustomer(co, 'Sinmail', { email: null });
     const itsAccount = await createAccount(h, co, noEmail, { authorization: false, account_number: '5500998877' }, { env: 'live' });
     expectValidation(await cashout({ customer_id: noEmail, account_id: itsAccount }), 'customer_id');
     // A sandbox trigger with a live key is bad input, whatever the rails.
     expectValidation(await cashout({ test_scenario: 'rejected' }), 'test_scenario');
     assert.equal(await count(), n);
+  });
+
+  describe('sandbox balances never feed a provider payout', () => {
+    test('a test environment cannot connect to the provider’s production (422)', async () => {
+      const res = await co.req({
+        method: 'PUT',
+        url: '/v1/connectors/wompi',
+        env: 'test',
+        body: { ...paymentKeys(), ...payoutKeys(), provider_environment: 'production' },
+      });
+      expectValidation(res, 'provider_environment');
+      assert.equal((await co.req({ url: '/v1/connectors/wompi', env: 'test' })).status, 404, 'nothing saved');
+    });
+
+    test('a live cash-out never draws on the test balance; a test cash-out reaches only the provider’s sandbox', async () => {
+      const sbx = await h.company('Solo Pruebas SAS');
+      const live = await sbx.req({ method: 'PUT', url: '/v1/connectors/wompi', env: 'live', body: { ...paymentKeys(), ...payoutKeys() } });
+      assert.equal(live.status, 200, live.raw);
+      // COP 1,500,000 collected in test (sandbox) and nothing in live.
+      const p = await payer(h, sbx);
+      const charge = await sbx.req({ url: '/v1/charges', body: chargeBody(p.customer, { card_id: p.card }, { amount: 1_500_000 }) });
+      assert.equal(charge.body.status, 'paid', charge.raw);
+      assert.equal((await balance(sbx, 'COP', 'test')).available, 1_500_000);
+      assert.equal((await balance(sbx, 'COP', 'live')).available, 0);
+      const liveCustomerId = await liveCustomer(sbx, 'Julia');
+      const liveAccount = await createAccount(h, sbx, liveCustomerId, { authorization: false, account_number: '5500443322' }, { env: 'live' });
+      const batches = fake.batches.size;
+      expectError(
+        await sbx.req({ url: '/v1/cashouts', env: 'live', body: { amount: 5000, customer_id: liveCustomerId, account_id: liveAccount } }),
+        422,
+        'insufficient_funds',
+      );
+      expectError(await sbx.req({ method: 'POST', url: '/v1/balances', env: 'live', body: { amount: 5000, account_id: liveAccount } }), 422);
+      assert.equal(fake.batches.size, batches, 'nothing reached the provider');
+      assert.equal((await balance(sbx, 'COP', 'test')).available, 1_500_000, 'the test balance untouched');
+      // The test environment on the provider's sandbox (payouts only): its cash-outs go there, never to production.
+      const test = await sbx.req({
+        method: 'PUT',
+        url: '/v1/connectors/wompi',
+        env: 'test',
+        body: {
+          public_key: 'pub_test_sandbox01',
+          private_key: 'prv_test_sandbox01',
+          events_secret: 'test_events_sandbox01',
+          integrity_secret: 'test_integrity_sandbox01',
+          ...payoutKeys(sandboxFake),
+          rails: ['payout'],
+        },
+      });
+      assert.equal(test.status, 200, test.raw);
+      assert.equal(test.body.provider_environment, 'sandbox');
+      const testCustomer = await liveCustomer(sbx, 'Tomas', {}, 'test');
+      const testAccount = await createAccount(h, sbx, testCustomer, { account_number: '5500667788' });
+      const res = await sbx.req({ url: '/v1/cashouts', env: 'test', body: { amount: 20000, customer_id: testCustomer, account_id: testAccount } });
+      assert.equal(res.status, 200, res.raw);
+      assert.equal(res.body.status, 'processing', res.raw);
+      assert.equal(sandboxFake.byReference(res.body.id).length, 1, 'the provider’s sandbox has it');
+      assert.equal(fake.byReference(res.body.id).length, 0, 'production never saw it');
+      assert.equal(fake.batches.size, batches);
+    });
   });
 });

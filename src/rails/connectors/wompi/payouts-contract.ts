@@ -66,13 +66,29 @@ export const PAYOUT_ACCOUNT_TYPES: Readonly<Record<string, string>> = {
 export const PAYOUT_LEGAL_ID_TYPES: Readonly<Record<string, string>> = { CC: 'CC', NIT: 'NIT', CE: 'CE', PASSPORT: 'PP' };
 
 /**
- * The idempotency key of a payout: 1–64 letters, digits or hyphens, kept 24 hours by the provider.
- * Recaudo's cash-out id with its underscore as a hyphen, so a retried send can never make a second batch.
+ * The provider's charset for a batch reference, a transaction reference and an idempotency key:
+ * letters, digits and the hyphen (an idempotency key 1–64 of them; a reference with another
+ * character is refused, 422).
  */
-export function payoutIdempotencyKey(reference: string): string {
-  const key = reference.replace(/[^A-Za-z0-9-]/g, '-').slice(0, 64);
-  if (!key) throw new RangeError('empty payout reference');
-  return key;
+export const PAYOUT_REFERENCE = /^[A-Za-z0-9-]{1,64}$/;
+
+/**
+ * The payout reference of a cash-out: its id with the underscore as a hyphen (`co_abc…` →
+ * `co-abc…`). The one transform used wherever the cash-out is named to the provider: the batch
+ * reference, the transaction reference, the idempotency key and the lookups by reference.
+ */
+export function payoutReference(cashoutId: string): string {
+  const reference = cashoutId.replace(/_/g, '-');
+  if (!PAYOUT_REFERENCE.test(reference)) throw new RangeError(`no payout reference for ${JSON.stringify(cashoutId)}`);
+  return reference;
+}
+
+/**
+ * The idempotency key of a payout (kept 24 hours by the provider): its payout reference, so a
+ * retried send can never make a second batch.
+ */
+export function payoutIdempotencyKey(cashoutId: string): string {
+  return payoutReference(cashoutId);
 }
 
 /** Transaction statuses that end a payout, and how: credited or not. */

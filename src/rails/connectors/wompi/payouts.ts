@@ -6,6 +6,7 @@ import {
   PAYOUT_ACCOUNT_TYPES,
   PAYOUT_LEGAL_ID_TYPES,
   payoutIdempotencyKey,
+  payoutReference,
   payoutRemarks,
   payoutTransactionFinal,
   type WompiPayoutBatch,
@@ -70,8 +71,10 @@ export class WompiPayouts implements PayoutPort {
   }
 
   async send(request: PayoutRequest): Promise<PayoutOutcome> {
-    const existing = await this.client.findBatch(request.reference);
-    if (existing) return this.where(existing);
+    // The cash-out id in the provider's charset: batch and transaction reference, idempotency key, lookups.
+    const reference = payoutReference(request.reference);
+    const existing = await this.client.findBatch(reference);
+    if (existing) return this.where(existing, reference);
     const problem = this.beneficiaryProblem(request);
     if (problem) return { status: 'failed', networkId: request.reference, remarks: `NOT_SENT: ${problem.message}`.slice(0, 250) };
     const bankId = await this.providerBankId(request);
@@ -80,7 +83,7 @@ export class WompiPayouts implements PayoutPort {
     try {
       ({ payoutId } = await this.client.createBatch(
         {
-          reference: request.reference,
+          reference,
           accountId: this.opts.originAccountId,
           paymentType: 'OTHER',
           transactions: [
@@ -93,7 +96,7 @@ export class WompiPayouts implements PayoutPort {
               name: request.holderName.slice(0, 100),
               email: request.holderEmail!,
               amount: amountInCents(request.amount),
-              reference: request.reference,
+              reference,
               personType: request.holderKind === 'company' ? 'JURIDICA' : 'NATURAL',
             },
           ],
@@ -104,20 +107,20 @@ export class WompiPayouts implements PayoutPort {
       if (!(error instanceof WompiPayoutRefused)) throw error; // unknown: the reconciler asks again (by reference)
       if (error.code === IDEMPOTENCY_KEY_USED) {
         // The key was used: the batch exists; where it stands is read by its reference.
-        const found = await this.client.findBatch(request.reference);
-        if (found) return this.where(found);
+        const found = await this.client.findBatch(reference);
+        if (found) return this.where(found, reference);
         throw new Error('wompi payouts: the idempotency key was used but no batch has the reference yet');
       }
       // Refused (no balance at the origin account, a limit, invalid data): nothing was sent.
       return { status: 'failed', networkId: request.reference, remarks: `REFUSED: ${error.code} ${error.message}`.slice(0, 250) };
     }
-    return this.where({ id: payoutId, reference: request.reference, status: 'PENDING' });
+    return this.where({ id: payoutId, reference, status: 'PENDING' }, reference);
   }
 
   /** Where the batch's one transaction stands. */
-  private async where(batch: WompiPayoutBatch): Promise<PayoutOutcome> {
+  private async where(batch: WompiPayoutBatch, reference: string): Promise<PayoutOutcome> {
     const transactions = await this.client.batchTransactions(batch.id);
-    const tx = transactions.find((t) => t.reference === batch.reference) ?? transactions[0];
+    const tx = transactions.find((t) => t.reference === reference) ?? transactions[0];
     const settleAt = new Date(this.opts.clock.now().getTime() + this.opts.pollAfterMs);
     if (!tx) {
       // A batch refused as a whole (policy, file, account) never gets to pay anything.
