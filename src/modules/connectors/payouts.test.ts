@@ -9,6 +9,7 @@ import { balance, createAccount, chargeBody, chargeEvents, payer } from '../../.
 import { auditLedger } from '../ledger/service.ts';
 import { CASHOUT_RECONCILE_JOB, runCashoutReconcile } from '../cashouts/service.ts';
 import { eventChecksum, type WompiEvent } from '../../rails/connectors/wompi/contract.ts';
+import { PAYOUT_BATCH_STATUSES, PAYOUT_TRANSACTION_STATUSES, payoutStanding } from '../../rails/connectors/wompi/payouts-contract.ts';
 
 /**
  * Cash-outs through Wompi's Third-Party Payments (docs/connectors.md "Payouts") against the local
@@ -218,6 +219,67 @@ describe(`wompi payouts connector (${ENGINE})`, () => {
     assert.equal(res.body.payouts.origin_balance, fake.balanceInCents / 100);
   });
 
+  test('every documented batch and transaction status is mapped (AFE_ON_HOLD on the way, AFE_REJECTED a rejection)', () => {
+    assert.deepEqual([...PAYOUT_BATCH_STATUSES].sort(), [
+      'AFE_ON_HOLD',
+      'AFE_REJECTED',
+      'NOT_APPROVED',
+      'PARTIAL_PAYMENT',
+      'PENDING',
+      'PENDING_APPROVAL',
+      'REJECTED',
+      'TOTAL_PAYMENT',
+    ]);
+    assert.deepEqual([...PAYOUT_TRANSACTION_STATUSES].sort(), [
+      'ADDED_TO_FILE',
+      'APPROVED',
+      'CANCELLED',
+      'FAILED',
+      'PENDING',
+      'PROCESSING',
+      'READY_TO_FILE',
+      'REJECTED',
+    ]);
+    const pending = { status: 'PENDING', failureReason: null };
+    const batches: Record<string, string> = {
+      PENDING_APPROVAL: 'on_the_way',
+      PENDING: 'on_the_way',
+      AFE_ON_HOLD: 'on_the_way',
+      NOT_APPROVED: 'failed NOT_APPROVED: motivo',
+      REJECTED: 'failed REJECTED: motivo',
+      AFE_REJECTED: 'failed AFE_REJECTED: motivo',
+      PARTIAL_PAYMENT: 'on_the_way',
+      TOTAL_PAYMENT: 'on_the_way',
+    };
+    const shown = (s: ReturnType<typeof payoutStanding>) => (s.status === 'failed' ? `failed ${s.remarks}` : s.status);
+    for (const status of PAYOUT_BATCH_STATUSES) {
+      assert.equal(shown(payoutStanding({ status, statusMessage: 'motivo' }, pending)), batches[status], `batch ${status}, its transaction PENDING`);
+      assert.equal(shown(payoutStanding({ status, statusMessage: 'motivo' }, null)), batches[status], `batch ${status}, no transaction`);
+    }
+    const transactions: Record<string, string> = {
+      PENDING: 'on_the_way',
+      PROCESSING: 'on_the_way',
+      READY_TO_FILE: 'on_the_way',
+      ADDED_TO_FILE: 'on_the_way',
+      APPROVED: 'paid',
+      FAILED: 'failed FAILED: R04 Cuenta inexistente',
+      REJECTED: 'failed REJECTED: R04 Cuenta inexistente',
+      CANCELLED: 'failed CANCELLED: R04 Cuenta inexistente',
+    };
+    for (const status of PAYOUT_TRANSACTION_STATUSES) {
+      const tx = { status, failureReason: { code: 'R04', message: 'Cuenta inexistente' } };
+      assert.equal(shown(payoutStanding({ status: 'PENDING' }, tx)), transactions[status], `transaction ${status}`);
+    }
+    // A batch refused as a whole names its own status; a credited transaction is paid whatever the batch says.
+    assert.equal(
+      shown(payoutStanding({ status: 'AFE_REJECTED', statusMessage: null }, { status: 'CANCELLED', failureReason: 'X1 Antifraude' })),
+      'failed AFE_REJECTED: X1 Antifraude',
+    );
+    assert.equal(shown(payoutStanding({ status: 'AFE_REJECTED' }, { status: 'APPROVED', failureReason: null })), 'paid');
+    // A status the documentation does not list is never a settlement: asked again.
+    assert.equal(shown(payoutStanding({ status: 'SOMETHING_NEW' }, { status: 'ALSO_NEW', failureReason: null })), 'on_the_way');
+  });
+
   test('a live ACH cash-out is one batch at the provider, held, then completed by the signed event, once', async () => {
     const before = await balance(co, 'COP', 'live');
     const idem = `payout-${Date.now()}`;
@@ -287,6 +349,32 @@ describe(`wompi payouts connector (${ENGINE})`, () => {
     const rejected = await read(id);
     assert.equal(rejected.status, 'rejected');
     assert.equal(rejected.remarks, 'FAILED: D07 El número de cuenta no existe');
+    assert.equal((await balance(co, 'COP', 'live')).available, before.available, 'released');
+  });
+
+  test('AFE_ON_HOLD (anti-fraud review) is still on the way: nothing settles, by event or reconciler; then paid', async () => {
+    const { id, tx } = await processing(6000);
+    const batch = fake.batchOf(tx);
+    await fake.setBatchStatus(batch.id, 'AFE_ON_HOLD', { statusMessage: 'En revisión antifraude' });
+    assert.equal((await read(id)).status, 'processing', 'on hold is not a rejection');
+    h.clock.advance(5 * 86_400_000);
+    await reconcile([id]);
+    assert.equal((await read(id)).status, 'processing', 'the reconciler reads AFE_ON_HOLD as still on the way');
+    // The review clears it and the bank credits it.
+    await fake.setBatchStatus(batch.id, 'PENDING');
+    await fake.finalize(tx.id);
+    assert.equal((await read(id)).status, 'completed');
+  });
+
+  test('AFE_REJECTED without any event: the reconciler rejects the cash-out and releases the money', async () => {
+    const before = await balance(co, 'COP', 'live');
+    const { id, tx } = await processing(7500);
+    await fake.setBatchStatus(fake.batchOf(tx).id, 'AFE_REJECTED', { statusMessage: 'Beneficiario en lista restrictiva', event: false });
+    h.clock.advance(5 * 86_400_000);
+    await reconcile([id]);
+    const rejected = await read(id);
+    assert.equal(rejected.status, 'rejected');
+    assert.equal(rejected.remarks, 'AFE_REJECTED: Beneficiario en lista restrictiva');
     assert.equal((await balance(co, 'COP', 'live')).available, before.available, 'released');
   });
 

@@ -11,15 +11,68 @@ export const WOMPI_PAYOUTS_BASE_URLS = {
   production: 'https://api.payouts.wompi.co/v1',
 } as const;
 
-/** A batch's status. REJECTED and TOTAL_PAYMENT are final; TOTAL_PAYMENT does not mean every transaction was paid. */
-export const PAYOUT_BATCH_STATUSES = ['PENDING_APPROVAL', 'PENDING', 'NOT_APPROVED', 'REJECTED', 'PARTIAL_PAYMENT', 'TOTAL_PAYMENT'] as const;
+/**
+ * Every documented batch status (GET /payouts `status` filter, `payout.updated` events), and what it
+ * means for a cash-out, the batch's one transaction aside:
+ * - `on_the_way`: PENDING_APPROVAL (waiting for the merchant's approver in the dashboard), PENDING,
+ *   AFE_ON_HOLD (held by the provider's anti-fraud review: it may still be paid);
+ * - `refused`: no transaction of the batch will be paid, the money goes back to the origin
+ *   account: NOT_APPROVED (the approver declined it), REJECTED, AFE_REJECTED (the anti-fraud review
+ *   rejected it);
+ * - `done`: PARTIAL_PAYMENT, TOTAL_PAYMENT (every transaction is final; TOTAL_PAYMENT does not
+ *   mean every one was paid: each transaction's own status decides).
+ */
+export const PAYOUT_BATCH_STATUSES = [
+  'PENDING_APPROVAL',
+  'PENDING',
+  'AFE_ON_HOLD',
+  'NOT_APPROVED',
+  'REJECTED',
+  'AFE_REJECTED',
+  'PARTIAL_PAYMENT',
+  'TOTAL_PAYMENT',
+] as const;
+export type PayoutBatchStatus = (typeof PAYOUT_BATCH_STATUSES)[number];
+
+export const PAYOUT_BATCH_MEANING: Readonly<Record<PayoutBatchStatus, 'on_the_way' | 'refused' | 'done'>> = {
+  PENDING_APPROVAL: 'on_the_way',
+  PENDING: 'on_the_way',
+  AFE_ON_HOLD: 'on_the_way',
+  NOT_APPROVED: 'refused',
+  REJECTED: 'refused',
+  AFE_REJECTED: 'refused',
+  PARTIAL_PAYMENT: 'done',
+  TOTAL_PAYMENT: 'done',
+};
 
 /**
- * A transaction's status: PENDING, then APPROVED (credited), FAILED (wrong data, a restricted
- * account) or CANCELLED (the batch was not approved). ASSUMPTION: the other values the query
- * filters accept (PROCESSING, READY_TO_FILE, ADDED_TO_FILE) are still on the way; REJECTED is a failure.
+ * Every documented transaction status (the transactions' `status` filter, `transaction.updated`
+ * events): PENDING, PROCESSING, READY_TO_FILE and ADDED_TO_FILE (in an ACH file) are on the way;
+ * APPROVED is credited; FAILED (wrong data, a restricted account), REJECTED (by the bank) and
+ * CANCELLED (its batch was not approved) are final without money leaving.
  */
-export type PayoutTransactionStatus = 'PENDING' | 'APPROVED' | 'FAILED' | 'CANCELLED' | (string & {});
+export const PAYOUT_TRANSACTION_STATUSES = [
+  'PENDING',
+  'PROCESSING',
+  'READY_TO_FILE',
+  'ADDED_TO_FILE',
+  'APPROVED',
+  'FAILED',
+  'REJECTED',
+  'CANCELLED',
+] as const;
+export type PayoutTransactionStatus = (typeof PAYOUT_TRANSACTION_STATUSES)[number];
+
+export const PAYOUT_TRANSACTION_MEANING: Readonly<Record<PayoutTransactionStatus, 'on_the_way' | 'paid' | 'failed'>> = {
+  PENDING: 'on_the_way',
+  PROCESSING: 'on_the_way',
+  READY_TO_FILE: 'on_the_way',
+  ADDED_TO_FILE: 'on_the_way',
+  APPROVED: 'paid',
+  FAILED: 'failed',
+  REJECTED: 'failed',
+  CANCELLED: 'failed',
+};
 
 export interface WompiPayoutBatch {
   id: string;
@@ -32,7 +85,8 @@ export interface WompiPayoutBatch {
 
 export interface WompiPayoutTransaction {
   id: string;
-  status: PayoutTransactionStatus;
+  /** One of PAYOUT_TRANSACTION_STATUSES (a string: the provider may add values). */
+  status: string;
   amountInCents: number;
   reference?: string | null;
   /** A string in the REST reads, `{code, message}` in events. */
@@ -91,11 +145,40 @@ export function payoutIdempotencyKey(cashoutId: string): string {
   return payoutReference(cashoutId);
 }
 
-/** Transaction statuses that end a payout, and how: credited or not. */
+/** Where a payout stands by the provider's word: paid, failed (with its remarks) or still on the way. */
+export type PayoutStanding = { status: 'paid' } | { status: 'failed'; remarks: string } | { status: 'on_the_way' };
+
+const batchMeaning = (status: string) =>
+  PAYOUT_BATCH_MEANING[status as PayoutBatchStatus] as (typeof PAYOUT_BATCH_MEANING)[PayoutBatchStatus] | undefined;
+const transactionMeaning = (status: string) =>
+  PAYOUT_TRANSACTION_MEANING[status as PayoutTransactionStatus] as (typeof PAYOUT_TRANSACTION_MEANING)[PayoutTransactionStatus] | undefined;
+
+/**
+ * Where a cash-out (a batch of one transaction) stands, from the batch and its transaction as the
+ * provider answers them. The transaction credited is paid. A batch refused as a whole (NOT_APPROVED,
+ * REJECTED, AFE_REJECTED) is a failure whatever its transaction still says, with the batch's status
+ * and message as remarks (`AFE_REJECTED: <statusMessage>`); otherwise a failed transaction is a
+ * failure with its own reason (`FAILED: D07 …`). Anything else — AFE_ON_HOLD, PENDING_APPROVAL,
+ * the transaction in an ACH file, or a status the documentation does not list — is still on the
+ * way: asked again, never settled by a guess.
+ */
+export function payoutStanding(
+  batch: Pick<WompiPayoutBatch, 'status' | 'statusMessage'>,
+  tx: Pick<WompiPayoutTransaction, 'status' | 'failureReason'> | null,
+): PayoutStanding {
+  const txMeaning = tx ? transactionMeaning(tx.status) : undefined;
+  if (txMeaning === 'paid') return { status: 'paid' };
+  if (batchMeaning(batch.status) === 'refused') {
+    return { status: 'failed', remarks: payoutRemarks(batch.status, batch.statusMessage || tx?.failureReason) };
+  }
+  if (tx && txMeaning === 'failed') return { status: 'failed', remarks: payoutRemarks(tx.status, tx.failureReason) };
+  return { status: 'on_the_way' };
+}
+
+/** Transaction statuses that end a payout, and how: credited or not (null: still on the way). */
 export function payoutTransactionFinal(status: string): 'paid' | 'failed' | null {
-  if (status === 'APPROVED') return 'paid';
-  if (status === 'FAILED' || status === 'CANCELLED' || status === 'REJECTED') return 'failed';
-  return null;
+  const meaning = transactionMeaning(status);
+  return meaning === 'paid' || meaning === 'failed' ? meaning : null;
 }
 
 /** The remarks of a payout that failed: `FAILED: D07 La cuenta no existe`. */

@@ -7,8 +7,7 @@ import {
   PAYOUT_LEGAL_ID_TYPES,
   payoutIdempotencyKey,
   payoutReference,
-  payoutRemarks,
-  payoutTransactionFinal,
+  payoutStanding,
   type WompiPayoutBatch,
 } from './payouts-contract.ts';
 
@@ -117,19 +116,14 @@ export class WompiPayouts implements PayoutPort {
     return this.where({ id: payoutId, reference, status: 'PENDING' }, reference);
   }
 
-  /** Where the batch's one transaction stands. */
+  /** Where the batch's one transaction stands (payoutStanding: every documented batch and transaction status). */
   private async where(batch: WompiPayoutBatch, reference: string): Promise<PayoutOutcome> {
     const transactions = await this.client.batchTransactions(batch.id);
-    const tx = transactions.find((t) => t.reference === reference) ?? transactions[0];
-    const settleAt = new Date(this.opts.clock.now().getTime() + this.opts.pollAfterMs);
-    if (!tx) {
-      // A batch refused as a whole (policy, file, account) never gets to pay anything.
-      if (batch.status === 'REJECTED') return { status: 'failed', networkId: batch.id, remarks: payoutRemarks('REJECTED', batch.statusMessage) };
-      return { status: 'pending', networkId: batch.id, settleAt };
-    }
-    const final = payoutTransactionFinal(tx.status);
-    if (final === 'paid') return { status: 'paid', networkId: tx.id };
-    if (final === 'failed') return { status: 'failed', networkId: tx.id, remarks: payoutRemarks(tx.status, tx.failureReason) };
-    return { status: 'pending', networkId: tx.id, settleAt };
+    const tx = transactions.find((t) => t.reference === reference) ?? (transactions.length === 1 ? transactions[0] : null);
+    const networkId = tx?.id ?? batch.id;
+    const standing = payoutStanding(batch, tx);
+    if (standing.status === 'paid') return { status: 'paid', networkId };
+    if (standing.status === 'failed') return { status: 'failed', networkId, remarks: standing.remarks };
+    return { status: 'pending', networkId, settleAt: new Date(this.opts.clock.now().getTime() + this.opts.pollAfterMs) };
   }
 }
