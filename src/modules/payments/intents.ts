@@ -15,6 +15,7 @@ import { findOpenIntent, INTENT_ID, loadPayment, lockIntent, lockPayment, maxTra
 import { intentList, paymentIntentsList, REJECTION_REASONS, type IntentResponse, type RejectionReason } from './schemas.ts';
 import { INTENT_STATUSES, PAYMENT_METHODS, type IntentStatus, type PaymentMethod } from './tables.ts';
 import { applyPaymentTransition, stateError } from './transition.ts';
+import type { ProviderConsent } from '../../rails/debit.ts';
 
 /**
  * Payment intents: one per attempt to pay a payment. The payer pages and the rails record
@@ -30,6 +31,8 @@ export interface StartIntentInput {
   external_id?: string | null;
   network_id?: string | null;
   charge_id?: string | null;
+  /** A payment page's attempt through a provider: the provider's contracts the payer accepted, and when. */
+  consent?: ProviderConsent | null;
 }
 
 export type SettleIntentInput =
@@ -83,6 +86,9 @@ export async function startIntentIn(trx: Transaction<DB>, scope: ServiceScope, p
       external_id: input.external_id ?? null,
       network_id: input.network_id ?? null,
       charge_id: input.charge_id ?? null,
+      consent_terms_permalink: input.consent?.permalink ?? null,
+      consent_personal_data_permalink: input.consent?.personalDataPermalink ?? null,
+      consent_accepted_at: input.consent?.acceptedAt ?? null,
       created_at: now,
       updated_at: now,
       paid_at: null,

@@ -6,6 +6,7 @@ import type { PaymentMethod } from './tables.ts';
 import type { Executor } from '../../platform/db/database.ts';
 import { ApiError } from '../../platform/errors/api-error.ts';
 import type { MoneyRail, PolledOutcome, RailScope } from '../../rails/index.ts';
+import type { ProviderConsent } from '../../rails/debit.ts';
 import { settleIntent, settleIntentIn, startIntentIn } from './intents.ts';
 import { inTenant } from '../../platform/scope.ts';
 import type { RejectionReason } from './schemas.ts';
@@ -124,6 +125,8 @@ export interface PageAttempt {
   rail: MoneyRail;
   /** The rail can be polled (a connector): the attempt's poll job is recorded with it. */
   pollable: boolean;
+  /** The provider's contracts the payer accepted on the page (permalinks, when): recorded with the attempt. */
+  consent?: ProviderConsent | null;
 }
 
 /**
@@ -147,6 +150,7 @@ export async function runPageAttempt(
         method: attempt.method,
         amount: attempt.amount,
         network_id: attempt.networkId,
+        consent: attempt.consent ?? null,
       });
       if (attempt.pollable) await scheduleAttemptPoll(deps, trx, scope, intent.id, attempt.rail);
       return { recorded: intent, resourceId: intent.id, safetyJobId: null };

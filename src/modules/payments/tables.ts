@@ -100,6 +100,13 @@ export interface PaymentIntentsTable {
   created_at: Timestamp;
   updated_at: Timestamp;
   paid_at: Timestamp | null;
+  /**
+   * migrations/0041: a payment-page attempt through a provider records the provider's contracts
+   * the payer accepted first (their permalinks) and when; null for every other attempt.
+   */
+  consent_terms_permalink: string | null;
+  consent_personal_data_permalink: string | null;
+  consent_accepted_at: Timestamp | null;
 }
 
 export const MESSAGE_CHANNELS = ['messaging', 'email'] as const;
