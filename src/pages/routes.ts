@@ -14,9 +14,11 @@ import { sendPage } from './html.ts';
 import { declinedSince, findByReference, findIntent, findPaymentForPayer, recentIntents, type PayerView } from '../modules/payments/payer-reads.ts';
 import { scopeOf } from './lookup.ts';
 import { emvcoPayload, qrSvg } from './qr.ts';
-import { checkCard, normalisePhone, parsePesosInput, type AttemptOutcome, type FieldErrors } from './sandbox.ts';
+import { checkCard, holderNameError, normalisePhone, parsePesosInput, type AttemptOutcome, type FieldErrors } from './sandbox.ts';
 import { applyTestScenario, sandboxCardOutcome } from '../rails/sandbox-table.ts';
 import { CardRefused, QrRegistrationFailed, type DebitRequest, type MoneyRail, type RailPayer, type RailScope } from '../rails/index.ts';
+import type { DebitPort, ProviderConsent } from '../rails/debit.ts';
+import { CARD_SCRIPT, CARD_SCRIPT_PATH } from './card-script.ts';
 import { runPageAttempt } from '../modules/payments/provider-attempts.ts';
 import {
   attemptMinimum,
@@ -31,7 +33,11 @@ import {
   portalPage,
   qrPage,
   testBanner,
+  CARD_NEEDS_EMAIL,
+  consentField,
+  type CardMode,
   type PayView,
+  type ShownContracts,
 } from './views.ts';
 import { chargePages } from './charge-pages.ts';
 import { planPages } from './plan-pages.ts';
@@ -148,8 +154,40 @@ function identityErrors(values: Record<string, string>): FieldErrors {
 }
 
 /** A connector that files payments under the payer's e-mail, on a payment that has none. */
-const NEEDS_EMAIL =
-  'Este medio de pago necesita el correo del pagador y este cobro no lo tiene. Usa otro medio o pide a la empresa un enlace con tu correo.';
+const NEEDS_EMAIL = CARD_NEEDS_EMAIL;
+
+/** A PSE payer's mobile, as the bank form asks it when the payment has none. */
+const PHONE_ERROR = 'Escribe tu número de celular colombiano de 10 dígitos, por ejemplo 300 123 4567.';
+
+const CONSENT_ERROR = 'Para pagar debes aceptar los términos y autorizar el tratamiento de tus datos personales.';
+const CONSENT_CHANGED = 'Los documentos del medio de pago cambiaron. Léelos de nuevo y acéptalos para pagar.';
+
+/** The payer pages' names of providers (a rail's `name`). */
+const PROVIDER_NAMES: Record<string, string> = { wompi: 'Wompi' };
+
+/** How long a page shows the provider's contracts it read before reading them again (a POST always reads them fresh). */
+const CONTRACTS_TTL_MS = 60_000;
+
+type ContractsOf = () => Promise<{ permalink: string; personalDataPermalink: string }>;
+
+/** Where a method's provider contracts come from: the provider (its rail's name) and the read. */
+interface ContractsSource {
+  provider: string;
+  read: ContractsOf;
+}
+
+/**
+ * What a payment's page may offer now (live: what connectors serve) and how: the methods, the
+ * card form's mode, and the methods whose provider's contracts the payer accepts first.
+ */
+interface MethodPlan {
+  available: PaymentMethod[];
+  card: CardMode | null;
+  consent: Map<PaymentMethod, ContractsSource>;
+}
+
+/** Contract permalinks a page may link: absolute https URLs (they come from the provider). */
+const linkable = (url: string) => /^https:\/\/[^\s"'<>]+$/i.test(url);
 
 export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const tokens = new FormTokens(deps.config.pagesSecret);
@@ -159,10 +197,118 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
   const now = () => deps.clock.now();
   const railScope = (payment: PaymentRow): RailScope => ({ companyId: payment.company_id, environment: payment.environment });
 
-  /** The payment's methods this environment's rails serve (live: those with a connector). */
-  async function availableMethods(payment: PaymentRow): Promise<PaymentMethod[]> {
-    const served = await Promise.all(payment.allows.map((m) => deps.rails.serves(railScope(payment), m)));
-    return payment.allows.filter((_m, i) => served[i]);
+  /**
+   * How a card rail takes cards on this page: a connector that tokenizes in the payer's browser
+   * gets the browser form (the card never reaches Recaudo); the sandbox (test payments) keeps the
+   * server-side form. A live card rail without browser tokenization is not offered: live card
+   * data never comes here.
+   */
+  function cardModeOf(payment: PaymentRow, rail: DebitPort): CardMode | null {
+    const tokenization = rail.browserTokenization?.();
+    if (tokenization) {
+      try {
+        const origin = new URL(tokenization.url).origin;
+        if (/^https?:\/\//.test(origin)) return { mode: 'browser', url: tokenization.url, publicKey: tokenization.publicKey, origin };
+      } catch {
+        /* not a URL: not offered */
+      }
+      return null;
+    }
+    return payment.environment === 'test' ? { mode: 'server' } : null;
+  }
+
+  /**
+   * The contracts a payer accepts before paying through a provider's rail: the rail's own, or —
+   * a provider's contracts are its merchant account's, the same for every method — its card
+   * rail's. Null when the provider offers none to show (the method is then not offered).
+   */
+  async function contractsSourceOf(payment: PaymentRow, rail: { name: string; contracts?: ContractsOf }): Promise<ContractsSource | null> {
+    const provider = PROVIDER_NAMES[rail.name] ?? rail.name;
+    if (rail.contracts) return { provider, read: () => rail.contracts!() };
+    const scope = railScope(payment);
+    if (!(await deps.rails.serves(scope, 'card'))) return null;
+    const card = await deps.rails.money(scope, 'card');
+    if (card.name !== rail.name || !card.contracts) return null;
+    return { provider, read: () => card.contracts!() };
+  }
+
+  /** The payment's methods this environment's rails serve (live: those with a connector), and how the page takes them. */
+  async function planMethods(payment: PaymentRow): Promise<MethodPlan> {
+    const scope = railScope(payment);
+    const plan: MethodPlan = { available: [], card: null, consent: new Map() };
+    const served = await Promise.all(payment.allows.map((m) => deps.rails.serves(scope, m)));
+    for (const method of payment.allows.filter((_m, i) => served[i])) {
+      const rail = (await deps.rails.money(scope, method)) as { name: string; consentRequired?: boolean; contracts?: ContractsOf };
+      if (method === 'card') {
+        plan.card = cardModeOf(payment, rail as DebitPort);
+        if (!plan.card) continue;
+      }
+      // A provider that files the payer's data (a connector's rail) has its contracts accepted first.
+      if (rail.consentRequired) {
+        const source = await contractsSourceOf(payment, rail);
+        if (!source) continue;
+        plan.consent.set(method, source);
+      }
+      plan.available.push(method);
+    }
+    return plan;
+  }
+
+  const contractsKept = new Map<string, { at: number; contracts: ShownContracts }>();
+  const contractsKey = (payment: PaymentRow, source: ContractsSource) => `${payment.company_id}:${payment.environment}:${source.provider}`;
+
+  /** The provider's contracts read now (a POST: what the payer accepts must be what the provider has). Throws when unreadable. */
+  async function freshContracts(payment: PaymentRow, source: ContractsSource): Promise<ShownContracts> {
+    const read = await source.read();
+    if (!linkable(read.permalink) || !linkable(read.personalDataPermalink))
+      throw new Error(`${source.provider}: contract permalinks are not https URLs`);
+    const contracts = { provider: source.provider, permalink: read.permalink, personalDataPermalink: read.personalDataPermalink };
+    contractsKept.set(contractsKey(payment, source), { at: Date.now(), contracts });
+    if (contractsKept.size > 10_000) contractsKept.delete(contractsKept.keys().next().value!);
+    return contracts;
+  }
+
+  /** The contracts a page shows: read at most once a minute per company; null when the provider cannot be read now. */
+  async function shownContracts(payment: PaymentRow, plan: MethodPlan): Promise<ShownContracts | null> {
+    const source = plan.consent.values().next().value;
+    if (!source) return null;
+    const kept = contractsKept.get(contractsKey(payment, source));
+    if (kept && Date.now() - kept.at < CONTRACTS_TTL_MS) return kept.contracts;
+    try {
+      return await freshContracts(payment, source);
+    } catch (error) {
+      deps.logger.warn({ err: error, company_id: payment.company_id }, 'payer page: the provider contracts could not be read');
+      return null;
+    }
+  }
+
+  /**
+   * The payer's acceptance of the provider's contracts, as a method form sent it (docs/pages.md
+   * "Consent"): the box ticked and the documents shown still the provider's. Returns what the
+   * attempt records (null: a method without a provider), or the form error. The fresh read that
+   * compares them is the provider's; when it fails the page answers 503 and nothing is attempted.
+   */
+  async function acceptedConsent(
+    payment: PaymentRow,
+    plan: MethodPlan,
+    method: PaymentMethod,
+    body: unknown,
+  ): Promise<{ consent: ProviderConsent | null; error: string | null }> {
+    const source = plan.consent.get(method);
+    if (!source) return { consent: null, error: null };
+    if (field(body, 'consent') !== '1') return { consent: null, error: CONSENT_ERROR };
+    let current: ShownContracts;
+    try {
+      current = await freshContracts(payment, source);
+    } catch (error) {
+      if (error instanceof ApiError) throw error;
+      deps.logger.warn({ err: error, company_id: payment.company_id }, 'payer page: the provider contracts could not be read');
+      throw new ApiError('service_unavailable', { message: 'The provider’s contracts could not be read; nothing was attempted.' });
+    }
+    if (field(body, 'terms_permalink') !== current.permalink || field(body, 'personal_data_permalink') !== current.personalDataPermalink) {
+      return { consent: null, error: CONSENT_CHANGED };
+    }
+    return { consent: { permalink: current.permalink, personalDataPermalink: current.personalDataPermalink, acceptedAt: now() }, error: null };
   }
 
   /** The banks the payment's banklink rail takes now (a connector names its own: PSE institutions). */
@@ -203,7 +349,9 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
     const { payment, companyName } = found;
     const amountInput = extra.amountInput ?? '';
     const chosen = extra.chosenAmount !== undefined ? { amount: extra.chosenAmount, error: null } : await chooseAmount(payment, amountInput);
-    const available = await availableMethods(payment);
+    const plan = await planMethods(payment);
+    const available = plan.available;
+    const banklinkIdentity = await banklinkAsksIdentity(payment, available);
     return {
       payment,
       companyName,
@@ -217,8 +365,12 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
       openMax: await openMax(payment),
       form: null,
       banks: await banksFor(payment, available),
-      banklinkIdentity: await banklinkAsksIdentity(payment, available),
+      banklinkIdentity,
       available,
+      card: plan.card,
+      contracts: await shownContracts(payment, plan),
+      consentMethods: [...plan.consent.keys()],
+      askPhone: banklinkIdentity && !normalisePhone(payment.phone ?? ''),
       ...extra,
     };
   }
@@ -293,7 +445,7 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
     req: FastifyRequest,
     reply: FastifyReply,
     method: PaymentMethod,
-  ): Promise<{ found: PayerView; amount: bigint; amountInput: string } | null> {
+  ): Promise<{ found: PayerView; amount: bigint; amountInput: string; plan: MethodPlan } | null> {
     const { id } = req.params as { id: string };
     const found = await findPaymentForPayer(db(), id);
     if (!found) {
@@ -313,8 +465,9 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
       reply.redirect(paymentUrl(payment), 303);
       return null;
     }
-    // A live payment without a connector for the method's rail: refused, never simulated.
-    if (!(await deps.rails.serves(railScope(payment), method))) {
+    // A live payment without a connector for the method's rail (or one this page cannot use): refused, never simulated.
+    const plan = await planMethods(payment);
+    if (!plan.available.includes(method)) {
       methodUnavailable(reply, found);
       return null;
     }
@@ -347,7 +500,7 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
       await showPayment(reply, found, 422, { amountInput, amountError: chosen.error ?? 'Escribe el monto que vas a pagar.' });
       return null;
     }
-    return { found, amount: chosen.amount, amountInput };
+    return { found, amount: chosen.amount, amountInput, plan };
   }
 
   async function settleQuietly(payment: PaymentRow, intentId: string, outcome: { status: 'approved' } | { status: 'declined'; remarks: string }) {
@@ -391,6 +544,7 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
     amount: bigint,
     rail: { poll?: unknown },
     call: (intent: IntentRow) => Promise<AttemptOutcome>,
+    consent: ProviderConsent | null = null,
   ): Promise<{ intent: IntentRow; outcome: AttemptOutcome } | null> {
     const payment = found.payment;
     try {
@@ -404,6 +558,7 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
           networkId: attemptNetworkId(payment, method),
           rail: method as MoneyRail,
           pollable: Boolean(rail.poll),
+          consent,
         },
         call,
       );
@@ -419,6 +574,17 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
       addFormParser(scope);
       pageErrors(scope);
       pageRateLimit(scope, deps, limiter);
+
+      // The card tokenizer (card-script.ts): first-party, same origin, immutable under its versioned URL.
+      const scriptVersion = new URL(CARD_SCRIPT_PATH, 'http://x').searchParams.get('v');
+      scope.get('/assets/tarjeta.js', { schema: { hide: true } }, async (req, reply) =>
+        reply
+          .header('content-type', 'text/javascript; charset=utf-8')
+          .header('x-content-type-options', 'nosniff')
+          .header('cross-origin-resource-policy', 'same-origin')
+          .header('cache-control', (req.query as Body).v === scriptVersion ? 'public, max-age=31536000, immutable' : 'no-cache')
+          .send(CARD_SCRIPT),
+      );
 
       scope.get('/:id', { schema: { hide: true } }, async (req, reply) => {
         const { id } = req.params as { id: string };
@@ -440,10 +606,73 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
         return charges.act(req, reply, id);
       });
 
+      /** The card the payer's browser tokenized at the provider: only its token comes here (docs/pages.md). */
+      async function payByToken(req: FastifyRequest, reply: FastifyReply, begun: NonNullable<Awaited<ReturnType<typeof beginAttempt>>>) {
+        const { found, amount, amountInput, plan } = begun;
+        const payment = found.payment;
+        const values = { holder_name: field(req.body, 'holder_name').trim().slice(0, 100) };
+        const formError = (errors: FieldErrors, general?: string) =>
+          showPayment(reply, found, 422, { chosenAmount: amount, amountInput, form: { method: 'card', errors, values, general } });
+        // Card data never comes here on this form: a body that carries it (a scripted post, an old
+        // page) is refused without being read, and nothing is attempted.
+        const body = req.body;
+        if (body && typeof body === 'object' && ('card_number' in body || 'cvv' in body)) {
+          return formError(
+            {},
+            'Por seguridad, este formulario no recibe el número de la tarjeta: tu navegador lo envía directamente al medio de pago. Vuelve a intentarlo desde esta página. No se hizo ningún cobro.',
+          );
+        }
+        const cardToken = field(req.body, 'card_token').trim();
+        const errors: FieldErrors = {};
+        const holder = holderNameError(values.holder_name);
+        if (holder) errors.holder_name = holder;
+        if (plan.consent.has('card') && field(req.body, 'consent') !== '1') errors[consentField('card')] = CONSENT_ERROR;
+        if (cardToken === '') {
+          // No token: the page's script did not run (JavaScript off) or failed before the provider answered.
+          return formError(
+            errors,
+            'Para pagar con tarjeta, tu navegador debe tener JavaScript activado: así los datos de la tarjeta van directo al medio de pago. Actívalo e intenta de nuevo, o elige otro medio de pago. No se hizo ningún cobro.',
+          );
+        }
+        if (!/^[A-Za-z0-9_.-]{6,128}$/.test(cardToken))
+          return formError(errors, 'No recibimos bien la tarjeta del medio de pago. Escríbela de nuevo. No se hizo ningún cobro.');
+        if (Object.keys(errors).length) return formError(errors);
+        if (!payment.email) return formError({}, NEEDS_EMAIL);
+        const accepted = await acceptedConsent(payment, plan, 'card', req.body);
+        if (accepted.error) return formError({ [consentField('card')]: accepted.error });
+        const rail = await deps.rails.money(railScope(payment), 'card');
+        const done = await attempt(
+          reply,
+          found,
+          'card',
+          amount,
+          rail,
+          async (intent) => {
+            // The provider holds the card (its token); the sandbox's outcome class and expiry are not read by a connector.
+            const answer = await rail.debit({
+              reference: intent.id,
+              method: 'card',
+              amount,
+              currency: payment.currency,
+              card: { outcome_class: 'approved', exp_month: 0, exp_year: 0, token: cardToken },
+              payerEmail: payment.email,
+              test_scenario: payment.test_scenario,
+              submittedAt: now(),
+            });
+            return answer.status === 'declined' ? { status: 'declined', remarks: answer.remarks } : { status: answer.status };
+          },
+          accepted.consent,
+        );
+        if (!done) return reply;
+        return afterAttempt(reply, payment.id, done.intent, amountInput);
+      }
+
       scope.post('/:id/card', { schema: { hide: true } }, async (req, reply) => {
         const begun = await beginAttempt(req, reply, 'card');
         if (!begun) return reply;
-        const { found, amount, amountInput } = begun;
+        if (begun.plan.card?.mode === 'browser') return payByToken(req, reply, begun);
+        // The sandbox's form (test payments): the card is checked here and matched against the sandbox table.
+        const { found, amount, amountInput, plan } = begun;
         const values = {
           card_number: field(req.body, 'card_number'),
           exp_month: field(req.body, 'exp_month'),
@@ -458,15 +687,20 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
           holder_name: values.holder_name.slice(0, 100),
         };
         const { errors, card } = checkCard(values, now());
-        if (!card) return showPayment(reply, found, 422, { chosenAmount: amount, amountInput, form: { method: 'card', errors, values: echo } });
+        if (plan.consent.has('card') && field(req.body, 'consent') !== '1') errors[consentField('card')] = CONSENT_ERROR;
+        if (!card || Object.keys(errors).length)
+          return showPayment(reply, found, 422, { chosenAmount: amount, amountInput, form: { method: 'card', errors, values: echo } });
         const scope = railScope(found.payment);
         const rail = await deps.rails.money(scope, 'card');
-        const cardError = (message: string) =>
+        const cardError = (message: string, on = 'card_number') =>
           showPayment(reply, found, 422, {
             chosenAmount: amount,
             amountInput,
-            form: { method: 'card', errors: { card_number: message }, values: echo },
+            form: { method: 'card', errors: { [on]: message }, values: echo },
           });
+        // Consent before anything goes to a provider.
+        const accepted = await acceptedConsent(found.payment, plan, 'card', req.body);
+        if (accepted.error) return cardError(accepted.error, consentField('card'));
         // A connector that keeps cards: the card becomes the provider's single-use token first.
         let token: string | undefined;
         if (rail.tokenizeCard) {
@@ -487,20 +721,28 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
           }
         }
         // The card rail decides, as it does for POST /v1/charges (the sandbox table for test keys).
-        const done = await attempt(reply, found, 'card', amount, rail, async (intent) => {
-          const request: DebitRequest = {
-            reference: intent.id,
-            method: 'card',
-            amount,
-            currency: found.payment.currency,
-            card: { outcome_class: sandboxCardOutcome(card.pan), exp_month: card.expMonth, exp_year: card.expYear, token },
-            payerEmail: found.payment.email,
-            test_scenario: found.payment.test_scenario,
-            submittedAt: now(),
-          };
-          const answer = await rail.debit(request);
-          return answer.status === 'declined' ? { status: 'declined', remarks: answer.remarks } : { status: answer.status };
-        });
+        const done = await attempt(
+          reply,
+          found,
+          'card',
+          amount,
+          rail,
+          async (intent) => {
+            const request: DebitRequest = {
+              reference: intent.id,
+              method: 'card',
+              amount,
+              currency: found.payment.currency,
+              card: { outcome_class: sandboxCardOutcome(card.pan), exp_month: card.expMonth, exp_year: card.expYear, token },
+              payerEmail: found.payment.email,
+              test_scenario: found.payment.test_scenario,
+              submittedAt: now(),
+            };
+            const answer = await rail.debit(request);
+            return answer.status === 'declined' ? { status: 'declined', remarks: answer.remarks } : { status: answer.status };
+          },
+          accepted.consent,
+        );
         if (!done) return reply;
         return afterAttempt(reply, found.payment.id, done.intent, amountInput);
       });
@@ -509,30 +751,39 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
         scope.post(`/:id/${method}`, { schema: { hide: true } }, async (req, reply) => {
           const begun = await beginAttempt(req, reply, method);
           if (!begun) return reply;
-          const { found, amount, amountInput } = begun;
+          const { found, amount, amountInput, plan } = begun;
           const typed = field(req.body, 'phone').slice(0, 20);
           const phone = normalisePhone(typed);
-          const formError = (message: string) =>
-            showPayment(reply, found, 422, {
-              chosenAmount: amount,
-              amountInput,
-              form: { method, errors: { phone: message }, values: { phone: typed } },
-            });
-          if (!phone) return formError('Escribe un número de celular colombiano de 10 dígitos, por ejemplo 300 123 4567.');
+          const formError = (errors: FieldErrors) =>
+            showPayment(reply, found, 422, { chosenAmount: amount, amountInput, form: { method, errors, values: { phone: typed } } });
+          const errors: FieldErrors = {};
+          if (!phone) errors.phone = 'Escribe un número de celular colombiano de 10 dígitos, por ejemplo 300 123 4567.';
+          if (plan.consent.has(method) && field(req.body, 'consent') !== '1') errors[consentField(method)] = CONSENT_ERROR;
+          if (!phone || Object.keys(errors).length) return formError(errors);
           const scope = railScope(found.payment);
           const rail = await deps.rails.money(scope, method);
           const payer = { kind: 'natural' as const, documentType: null, documentNumber: null, fullName: '', email: found.payment.email, phone };
-          if (rail.payerProblem?.(payer)) return formError(NEEDS_EMAIL);
+          if (rail.payerProblem?.(payer)) return formError({ phone: NEEDS_EMAIL });
+          const accepted = await acceptedConsent(found.payment, plan, method, req.body);
+          if (accepted.error) return formError({ [consentField(method)]: accepted.error });
           // The wallet rail decides, as it does for the API's request-to-pay (the payer confirms in the app).
-          const done = await attempt(reply, found, method, amount, rail, async (intent) => {
-            const request = { reference: intent.id, amount, phone, payer };
-            await rail.requestToPay(request);
-            const answer = await rail.outcome(request);
-            if (answer.status === 'pending') return { status: 'pending' };
-            return answer.status === 'approved'
-              ? applyTestScenario(answer, found.payment.test_scenario)
-              : { status: 'declined', remarks: answer.status === 'declined' ? answer.remarks : 'TRANSACTION_REJECTED' };
-          });
+          const done = await attempt(
+            reply,
+            found,
+            method,
+            amount,
+            rail,
+            async (intent) => {
+              const request = { reference: intent.id, amount, phone, payer };
+              await rail.requestToPay(request);
+              const answer = await rail.outcome(request);
+              if (answer.status === 'pending') return { status: 'pending' };
+              return answer.status === 'approved'
+                ? applyTestScenario(answer, found.payment.test_scenario)
+                : { status: 'declined', remarks: answer.status === 'declined' ? answer.remarks : 'TRANSACTION_REJECTED' };
+            },
+            accepted.consent,
+          );
           if (!done) return reply;
           return afterAttempt(reply, found.payment.id, done.intent, amountInput);
         });
@@ -541,9 +792,9 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
       scope.post('/:id/banklink', { schema: { hide: true } }, async (req, reply) => {
         const begun = await beginAttempt(req, reply, 'banklink');
         if (!begun) return reply;
-        const { found, amount, amountInput } = begun;
+        const { found, amount, amountInput, plan } = begun;
         const payment = found.payment;
-        const available = await availableMethods(payment);
+        const available = plan.available;
         const asksIdentity = await banklinkAsksIdentity(payment, available);
         const values = {
           bank: field(req.body, 'bank').slice(0, 40),
@@ -551,11 +802,16 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
           person_type: field(req.body, 'person_type'),
           document_type: field(req.body, 'document_type'),
           document_number: field(req.body, 'document_number').replace(/[\s.]/g, '').slice(0, 20),
+          payer_phone: field(req.body, 'payer_phone').slice(0, 20),
         };
         const errors: FieldErrors = {};
         const banks = await banksFor(payment, available);
         if (!banks.some((b) => b.id === values.bank)) errors.bank = 'Elige tu banco de la lista.';
         if (asksIdentity) Object.assign(errors, identityErrors(values));
+        // PSE through a connector needs the payer's mobile: the payment's, else the one the form asked for.
+        const phone = asksIdentity ? (normalisePhone(payment.phone ?? '') ?? normalisePhone(values.payer_phone)) : null;
+        if (asksIdentity && !phone) errors.payer_phone = PHONE_ERROR;
+        if (plan.consent.has('banklink') && field(req.body, 'consent') !== '1') errors[consentField('banklink')] = CONSENT_ERROR;
         const formError = (fieldErrors: FieldErrors, general?: string) =>
           showPayment(reply, found, 422, { chosenAmount: amount, amountInput, form: { method: 'banklink', errors: fieldErrors, values, general } });
         if (Object.keys(errors).length > 0) return formError(errors);
@@ -573,27 +829,37 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
           documentNumber: values.document_number,
           fullName: values.full_name,
           email: payment.email,
-          phone: null,
+          phone,
         };
         const problem = rail.payerProblem?.(payer);
         if (problem) return formError({}, payment.email ? problem : NEEDS_EMAIL);
+        const accepted = await acceptedConsent(payment, plan, 'banklink', req.body);
+        if (accepted.error) return formError({ [consentField('banklink')]: accepted.error });
         const bank = await findBank(db(), values.bank);
         let bankUrl: string | undefined;
-        const done = await attempt(reply, found, 'banklink', amount, rail, async (intent) => {
-          const opened = await rail.open({
-            reference: intent.id,
-            amount,
-            currency: payment.currency,
-            bankId: values.bank,
-            bankCode: bank?.code ?? '',
-            description: payment.title,
-            redirectUrl: new URL(paymentUrl(payment, { intento: intent.id }), deps.config.baseUrl).toString(),
-            expiresAt: new Date(now().getTime() + PAGE_BANK_SESSION_MS),
-            payer,
-          });
-          bankUrl = opened.redirectUrl;
-          return { status: 'pending' };
-        });
+        const done = await attempt(
+          reply,
+          found,
+          'banklink',
+          amount,
+          rail,
+          async (intent) => {
+            const opened = await rail.open({
+              reference: intent.id,
+              amount,
+              currency: payment.currency,
+              bankId: values.bank,
+              bankCode: bank?.code ?? '',
+              description: payment.title,
+              redirectUrl: new URL(paymentUrl(payment, { intento: intent.id }), deps.config.baseUrl).toString(),
+              expiresAt: new Date(now().getTime() + PAGE_BANK_SESSION_MS),
+              payer,
+            });
+            bankUrl = opened.redirectUrl;
+            return { status: 'pending' };
+          },
+          accepted.consent,
+        );
         if (!done) return reply;
         if (done.outcome.status === 'pending' && bankUrl) return reply.redirect(bankUrl, 303);
         return afterAttempt(reply, found.payment.id, done.intent, amountInput);
@@ -605,26 +871,44 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
       scope.post('/:id/rtkey', { schema: { hide: true } }, async (req, reply) => {
         const begun = await beginAttempt(req, reply, 'rtkey');
         if (!begun) return reply;
-        const { found, amount, amountInput } = begun;
+        const { found, amount, amountInput, plan } = begun;
+        const accepted =
+          plan.consent.has('rtkey') && field(req.body, 'consent') !== '1'
+            ? { consent: null, error: CONSENT_ERROR }
+            : await acceptedConsent(found.payment, plan, 'rtkey', req.body);
+        if (accepted.error)
+          return showPayment(reply, found, 422, {
+            chosenAmount: amount,
+            amountInput,
+            form: { method: 'rtkey', errors: { [consentField('rtkey')]: accepted.error }, values: {} },
+          });
         // The scheme registers the QR, as it does for POST /v1/charges/rtkey (the sandbox table's refusals too).
         const rail = await deps.rails.money(railScope(found.payment), 'rtkey');
-        const done = await attempt(reply, found, 'rtkey', amount, rail, async (intent) => {
-          try {
-            await rail.registerQr({
-              reference: intent.id,
-              amount: intent.amount,
-              currency: intent.currency,
-              merchant: found.companyName,
-              label: intent.id,
-              expiresAt: qrExpiry(found.payment, intent),
-              test_scenario: null,
-            });
-          } catch (error) {
-            if (error instanceof QrRegistrationFailed) return { status: 'declined', remarks: 'TRANSACTION_REJECTED' };
-            throw error;
-          }
-          return { status: 'pending' };
-        });
+        const done = await attempt(
+          reply,
+          found,
+          'rtkey',
+          amount,
+          rail,
+          async (intent) => {
+            try {
+              await rail.registerQr({
+                reference: intent.id,
+                amount: intent.amount,
+                currency: intent.currency,
+                merchant: found.companyName,
+                label: intent.id,
+                expiresAt: qrExpiry(found.payment, intent),
+                test_scenario: null,
+              });
+            } catch (error) {
+              if (error instanceof QrRegistrationFailed) return { status: 'declined', remarks: 'TRANSACTION_REJECTED' };
+              throw error;
+            }
+            return { status: 'pending' };
+          },
+          accepted.consent,
+        );
         if (!done) return reply;
         if (done.outcome.status === 'pending') return reply.redirect(`/pay/${found.payment.id}/attempts/${done.intent.id}`, 303);
         return afterAttempt(reply, found.payment.id, done.intent, amountInput);

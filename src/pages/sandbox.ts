@@ -38,6 +38,14 @@ export function cardBrand(pan: string): string {
   return 'Tarjeta';
 }
 
+/** The card holder's name as the card shows it, or why not (the same check on every card form). */
+export function holderNameError(name: string): string | null {
+  const holder = name.trim().replace(/\s+/g, ' ');
+  if (holder.length < 2) return 'Escribe el nombre como aparece en la tarjeta.';
+  if (holder.length > 100 || /[\d<>{}]/.test(holder)) return 'El nombre no es válido.';
+  return null;
+}
+
 /**
  * Validates a card form: Luhn (code 10104 in the API), expiry (10122), CVV (10102), holder name.
  * Messages are Spanish, keyed by form field.
@@ -68,9 +76,8 @@ export function checkCard(input: CardInput, now: Date): { errors: FieldErrors; c
   else if (!(amex ? /^\d{4}$/ : /^\d{3}$/).test(cvv))
     errors.cvv = amex ? 'El código de seguridad tiene 4 dígitos.' : 'El código de seguridad tiene 3 dígitos.';
 
-  const holder = input.holder_name.trim().replace(/\s+/g, ' ');
-  if (holder.length < 2) errors.holder_name = 'Escribe el nombre como aparece en la tarjeta.';
-  else if (holder.length > 100 || /[\d<>{}]/.test(holder)) errors.holder_name = 'El nombre no es válido.';
+  const holder = holderNameError(input.holder_name);
+  if (holder) errors.holder_name = holder;
 
   if (Object.keys(errors).length) return { errors, card: null };
   return { errors, card: { pan, brand: cardBrand(pan), last4: pan.slice(-4), expMonth: m, expYear: Number(year) } };

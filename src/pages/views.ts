@@ -5,6 +5,7 @@ import { fromBasisPoints } from '../platform/money.ts';
 import { html, icons, page, raw, type Html, type RenderedPage } from './html.ts';
 import { METHOD_NAMES, STATUS_NAMES, money, pesosText, when } from './format.ts';
 import { declineText, type FieldErrors } from './sandbox.ts';
+import { CARD_SCRIPT_INTEGRITY, CARD_SCRIPT_PATH } from './card-script.ts';
 
 /** What the payer page shows; built by routes.ts from the payment, its attempts and the request. */
 export interface PayView {
@@ -31,6 +32,28 @@ export interface PayView {
   banklinkIdentity: boolean;
   /** The link's methods this environment can take (live: those a connector serves). */
   available: PaymentMethod[];
+  /**
+   * How the card form works: `browser`, the payer's browser sends the card straight to the
+   * provider's tokenization (`url`, the company's `publicKey`) and the form posts only its token
+   * (a connector's card rail); `server`, the sandbox's form (test payments). Null: no card here.
+   */
+  card: CardMode | null;
+  /** The provider's contracts the payer accepts before paying by a method of `consentMethods`; null when they could not be read now. */
+  contracts: ShownContracts | null;
+  /** The methods that go through a provider, whose forms ask for that consent. */
+  consentMethods: PaymentMethod[];
+  /** PSE through a connector needs the payer's mobile and the payment has none: the bank form asks for it. */
+  askPhone: boolean;
+}
+
+export type CardMode = { mode: 'browser'; url: string; publicKey: string; origin: string } | { mode: 'server' };
+
+/** A provider's two contracts as the page links them: the end-user terms and the personal-data authorization. */
+export interface ShownContracts {
+  /** The provider's name as the payer knows it (Wompi). */
+  provider: string;
+  permalink: string;
+  personalDataPermalink: string;
 }
 
 export const ALL_METHODS = ['card', 'banklink', 'rtkey', 'walleta', 'walletb'] as const;
@@ -165,12 +188,113 @@ const CARD_LABELS: Record<string, string> = {
   exp_year: 'Año de vencimiento',
   cvv: 'Código de seguridad',
   holder_name: 'Nombre del titular',
+  'consent-card': 'Autorización',
 };
+
+/** The field of a method form's consent checkbox (its id and its key in the form's errors). */
+export const consentField = (method: string): string => `consent-${method}`;
+
+const NEW_TAB = html`<span class="visually-hidden"> (se abre en otra pestaña)</span>`;
+
+/**
+ * The provider's contracts, linked, and the checkbox the payer ticks to accept them (docs/pages.md
+ * "Consent"): only on the forms of methods that go through a provider. The permalinks shown go
+ * back with the form, so the server records the documents the payer saw (and asks again when the
+ * provider changed them meanwhile).
+ */
+function consentBlock(v: PayView, method: string, errors: FieldErrors): Html | '' {
+  const c = v.contracts;
+  if (!c || !v.consentMethods.includes(method as PaymentMethod)) return '';
+  const id = consentField(method);
+  return html`<div class="field consent">
+<input type="hidden" name="terms_permalink" value="${c.permalink}">
+<input type="hidden" name="personal_data_permalink" value="${c.personalDataPermalink}">
+<p class="small">Este pago lo procesa ${c.provider}. Antes de pagar, lee sus <a href="${c.permalink}" target="_blank" rel="noopener noreferrer">términos y condiciones${NEW_TAB}</a> y su <a href="${c.personalDataPermalink}" target="_blank" rel="noopener noreferrer">autorización para el tratamiento de datos personales${NEW_TAB}</a>.</p>
+<label class="check" for="${id}"><input type="checkbox" id="${id}" name="consent" value="1" required aria-describedby="${id}-error"${invalid(id, errors)}><span>Acepto los términos y condiciones de ${c.provider} y autorizo el tratamiento de mis datos personales para procesar este pago, conforme a la Ley 1581 de 2012.</span></label>
+${fieldError(id, errors)}
+</div>`;
+}
+
+/** A method through a provider whose contracts could not be read just now: no form (the payer could not accept them). */
+function contractsMissing(v: PayView, method: string): Html | '' {
+  if (v.contracts || !v.consentMethods.includes(method as PaymentMethod)) return '';
+  return html`<p class="notice info" role="status">No pudimos cargar los términos del medio de pago, que debes aceptar antes de pagar. Actualiza la página en unos minutos o elige otro medio. No se hizo ningún cobro.</p>`;
+}
+
+/** Why a card form through a provider cannot be used on this payment (it files the payment under the payer's e-mail). */
+export const CARD_NEEDS_EMAIL =
+  'Este medio de pago necesita el correo del pagador y este cobro no lo tiene. Usa otro medio o pide a la empresa un enlace con tu correo.';
+
+/** Whether the page shows the card form that tokenizes in the browser (and so loads its script). */
+function tokenizes(v: PayView): boolean {
+  return (
+    v.card?.mode === 'browser' &&
+    v.payment.status !== 'in_progress' &&
+    v.chosenAmount !== null &&
+    v.available.includes('card') &&
+    v.payment.email !== null &&
+    !contractsMissing(v, 'card')
+  );
+}
+
+/**
+ * The card form of a provider that tokenizes in the browser (docs/pages.md "Live card payments:
+ * tokenized in the browser"): the card inputs have no `name`, so no form post can carry them;
+ * card-script.ts sends them to the provider and fills `card_token`, `card_brand`, `card_last4`.
+ * Without JavaScript the form explains that it needs it.
+ */
+function tokenizedCardForm(v: PayView, payLabel: string, t: { url: string; publicKey: string }): Html {
+  const mine = v.form?.method === 'card' ? v.form : null;
+  const errors = mine?.errors ?? {};
+  const values = mine?.values ?? {};
+  if (!v.payment.email) return html`<p class="notice info" role="status">${CARD_NEEDS_EMAIL}</p>`;
+  const missing = contractsMissing(v, 'card');
+  if (missing) return missing;
+  return html`<form method="post" action="/pay/${v.payment.id}/card" id="form-card" novalidate data-tokenize data-token-url="${t.url}" data-public-key="${t.publicKey}">
+${hidden(v)}
+<input type="hidden" name="card_token" value="">
+<input type="hidden" name="card_brand" value="">
+<input type="hidden" name="card_last4" value="">
+${errorSummary(errors, CARD_LABELS, mine?.general)}
+<noscript><p class="notice info">Para pagar con tarjeta necesitas activar JavaScript en tu navegador: así los datos de tu tarjeta van directo al medio de pago, sin pasar por nuestro servidor. También puedes elegir otro medio de pago.</p></noscript>
+<p class="small muted">Los datos de tu tarjeta van directo al medio de pago que procesa el cobro; ${v.companyName} y Recaudo no los reciben.</p>
+<p class="field-error" id="card-status" role="alert"></p>
+<div class="field">
+<label for="card_number">Número de la tarjeta</label>
+<span class="hint" id="card_number-hint">El número largo del frente de la tarjeta.</span>
+<input id="card_number" inputmode="numeric" autocomplete="cc-number" maxlength="23" required aria-describedby="${describedBy('card_number', true)}"${invalid('card_number', errors)}>
+<p class="field-error" id="card_number-error" aria-live="polite">${errors.card_number ?? ''}</p>
+</div>
+<fieldset aria-describedby="exp-hint">
+<legend>Fecha de vencimiento</legend>
+<span class="hint" id="exp-hint">Como aparece en la tarjeta: mes y año (MM / AA).</span>
+<div class="row">
+<div><label for="exp_month">Mes</label><input id="exp_month" inputmode="numeric" autocomplete="cc-exp-month" maxlength="2" required aria-describedby="exp_month-error"><p class="field-error" id="exp_month-error" aria-live="polite"></p></div>
+<div><label for="exp_year">Año</label><input id="exp_year" inputmode="numeric" autocomplete="cc-exp-year" maxlength="4" required aria-describedby="exp_year-error"><p class="field-error" id="exp_year-error" aria-live="polite"></p></div>
+</div>
+</fieldset>
+<div class="field">
+<label for="cvv">Código de seguridad (CVV)</label>
+<span class="hint" id="cvv-hint">3 dígitos al respaldo de la tarjeta (4 al frente en American Express).</span>
+<input id="cvv" inputmode="numeric" autocomplete="cc-csc" maxlength="4" required aria-describedby="${describedBy('cvv', true)}">
+<p class="field-error" id="cvv-error" aria-live="polite"></p>
+</div>
+<div class="field">
+<label for="holder_name">Nombre del titular</label>
+<input id="holder_name" name="holder_name" autocomplete="cc-name" autocapitalize="characters" maxlength="100" required value="${values.holder_name ?? ''}" aria-describedby="holder_name-error"${invalid('holder_name', errors)}>
+<p class="field-error" id="holder_name-error" aria-live="polite">${errors.holder_name ?? ''}</p>
+</div>
+${consentBlock(v, 'card', errors)}
+<button type="submit" data-busy="Procesando pago…">${payLabel}</button>
+</form>`;
+}
 
 function cardForm(v: PayView, payLabel: string): Html {
   const mine = v.form?.method === 'card' ? v.form : null;
   const errors = mine?.errors ?? {};
   const values = mine?.values ?? {};
+  const missing = contractsMissing(v, 'card');
+  if (missing) return missing;
   return html`<form method="post" action="/pay/${v.payment.id}/card" id="form-card" novalidate data-card-form>
 ${hidden(v)}
 ${errorSummary(errors, CARD_LABELS, mine?.general)}
@@ -199,6 +323,7 @@ ${fieldError('cvv', errors)}
 <input id="holder_name" name="holder_name" autocomplete="cc-name" autocapitalize="characters" maxlength="100" required value="${values.holder_name ?? ''}" aria-describedby="holder_name-error"${invalid('holder_name', errors)}>
 ${fieldError('holder_name', errors)}
 </div>
+${consentBlock(v, 'card', errors)}
 <button type="submit" data-busy="Procesando pago…">${payLabel}</button>
 </form>`;
 }
@@ -207,10 +332,13 @@ function walletForm(v: PayView, method: 'walleta' | 'walletb', payLabel: string)
   const mine = v.form?.method === method ? v.form : null;
   const errors = mine?.errors ?? {};
   const id = `${method}-phone`;
-  const fieldErrors: FieldErrors = errors.phone ? { [id]: errors.phone } : {};
+  const consent = consentField(method);
+  const fieldErrors: FieldErrors = { ...(errors.phone ? { [id]: errors.phone } : {}), ...(errors[consent] ? { [consent]: errors[consent] } : {}) };
+  const missing = contractsMissing(v, method);
+  if (missing) return missing;
   return html`<form method="post" action="/pay/${v.payment.id}/${method}" id="form-${method}">
 ${hidden(v)}
-${errorSummary(fieldErrors, { [id]: 'Celular' }, mine?.general)}
+${errorSummary(fieldErrors, { [id]: 'Celular', [consent]: 'Autorización' }, mine?.general)}
 <p class="small">Te enviaremos una solicitud de pago a la app de ${METHOD_NAMES[method]}. Apruébala allí.</p>
 <div class="field">
 <label for="${id}">Número de celular registrado en ${METHOD_NAMES[method]}</label>
@@ -218,6 +346,7 @@ ${errorSummary(fieldErrors, { [id]: 'Celular' }, mine?.general)}
 <input id="${id}" name="phone" type="tel" inputmode="tel" autocomplete="tel" maxlength="20" required value="${mine?.values.phone ?? ''}" aria-describedby="${describedBy(id, true)}"${invalid(id, fieldErrors)}>
 ${fieldError(id, fieldErrors)}
 </div>
+${consentBlock(v, method, fieldErrors)}
 <button type="submit" data-busy="Enviando solicitud…">${payLabel}</button>
 </form>`;
 }
@@ -227,7 +356,19 @@ const IDENTITY_LABELS = {
   person_type: 'Tipo de persona',
   document_type: 'Tipo de documento',
   document_number: 'Número de documento',
+  payer_phone: 'Celular',
+  'consent-banklink': 'Autorización',
 };
+
+/** The payer's mobile, which PSE through a connector needs when the payment has none. */
+function phoneField(values: Record<string, string>, errors: FieldErrors): Html {
+  return html`<div class="field">
+<label for="payer_phone">Tu número de celular</label>
+<span class="hint" id="payer_phone-hint">El medio de pago lo pide para este pago por PSE. Ejemplo: 300 123 4567</span>
+<input id="payer_phone" name="payer_phone" type="tel" inputmode="tel" autocomplete="tel" maxlength="20" required value="${values.payer_phone ?? ''}" aria-describedby="${describedBy('payer_phone', true)}"${invalid('payer_phone', errors)}>
+${fieldError('payer_phone', errors)}
+</div>`;
+}
 
 /** The payer's identity PSE asks for (a connector's bank session): who pays, and their document. */
 function identityFields(values: Record<string, string>, errors: FieldErrors): Html {
@@ -267,6 +408,8 @@ function banklinkForm(v: PayView): Html {
   const mine = v.form?.method === 'banklink' ? v.form : null;
   const errors: FieldErrors = mine?.errors ?? {};
   const values = mine?.values ?? {};
+  const missing = contractsMissing(v, 'banklink');
+  if (missing) return missing;
   return html`<form method="post" action="/pay/${v.payment.id}/banklink" id="form-banklink">
 ${hidden(v)}
 ${errorSummary(errors, { bank: 'Banco', ...IDENTITY_LABELS }, mine?.general)}
@@ -280,16 +423,22 @@ ${v.banks.map((b) => html`<option value="${b.id}"${values.bank === b.id ? raw(' 
 ${fieldError('bank', errors)}
 </div>
 ${v.banklinkIdentity ? identityFields(values, errors) : ''}
+${v.banklinkIdentity && v.askPhone ? phoneField(values, errors) : ''}
+${consentBlock(v, 'banklink', errors)}
 <button type="submit">Ir a mi banco</button>
 </form>`;
 }
 
 function rtkeyForm(v: PayView): Html {
   const mine = v.form?.method === 'rtkey' ? v.form : null;
+  const errors = mine?.errors ?? {};
+  const missing = contractsMissing(v, 'rtkey');
+  if (missing) return missing;
   return html`<form method="post" action="/pay/${v.payment.id}/rtkey" id="form-rtkey">
 ${hidden(v)}
-${errorSummary({}, {}, mine?.general)}
+${errorSummary(errors, { 'consent-rtkey': 'Autorización' }, mine?.general)}
 <p class="small">Genera un código QR y escanéalo con la app de tu banco o billetera. El pago llega al instante.</p>
+${consentBlock(v, 'rtkey', errors)}
 <button type="submit">Generar código QR</button>
 </form>`;
 }
@@ -336,7 +485,7 @@ function methods(v: PayView): Html {
   const payLabel = `Pagar ${money(v.chosenAmount, p.currency)}`;
   const openMethod = v.form?.method ?? offered[0];
   const body: Record<string, () => Html> = {
-    card: () => cardForm(v, payLabel),
+    card: () => (v.card?.mode === 'browser' ? tokenizedCardForm(v, payLabel, v.card) : cardForm(v, payLabel)),
     banklink: () => banklinkForm(v),
     rtkey: () => rtkeyForm(v),
     walleta: () => walletForm(v, 'walleta', `${payLabel} con ${METHOD_NAMES.walleta}`),
@@ -383,7 +532,7 @@ const SCRIPT = `
   if(summary){summary.focus();}
   function luhn(n){var s=0,d=false;for(var i=n.length-1;i>=0;i--){var x=+n[i];if(d){x*=2;if(x>9)x-=9;}s+=x;d=!d;}return n.length>0&&s%10===0;}
   function show(form,id,msg){var input=form.querySelector('#'+id),out=form.querySelector('#'+id+'-error');if(!input||!out)return;out.textContent=msg||'';if(msg)input.setAttribute('aria-invalid','true');else input.removeAttribute('aria-invalid');}
-  document.querySelectorAll('form').forEach(function(form){
+  document.querySelectorAll('form:not([data-tokenize])').forEach(function(form){
     form.addEventListener('submit',function(ev){
       if(form.hasAttribute('data-card-form')){
         var n=form.card_number.value.replace(/[\\s-]/g,''),m=+form.exp_month.value,y=form.exp_year.value.trim(),c=form.cvv.value.trim(),h=form.holder_name.value.trim();
@@ -410,7 +559,16 @@ export function payPage(v: PayView): RenderedPage {
 ${summary(v)}
 <div id="resultado" aria-live="polite">${flashNotice(v)}</div>
 ${p.status === 'in_progress' ? inProgress(v) : html`${amountStep(v)}${methods(v)}`}`;
-  return page({ title: `${p.title} · ${v.companyName}`, company: v.companyName, body, script: SCRIPT });
+  // A card form that tokenizes in the browser loads the tokenizer, which may call only the provider.
+  const tokenizing = tokenizes(v) && v.card?.mode === 'browser' ? v.card : null;
+  return page({
+    title: `${p.title} · ${v.companyName}`,
+    company: v.companyName,
+    body,
+    script: SCRIPT,
+    scripts: tokenizing ? [{ src: CARD_SCRIPT_PATH, integrity: CARD_SCRIPT_INTEGRITY }] : [],
+    connectOrigins: tokenizing ? [tokenizing.origin] : [],
+  });
 }
 
 /** Final states: paid, expired, cancelled, refunded, disputed. */

@@ -96,3 +96,36 @@ export async function columnsContaining(h: Harness, companyId: string, needle: s
   }
   return hits;
 }
+
+/**
+ * The consent fields of a live payer page's method form (docs/pages.md "Consent"): the box ticked
+ * and the provider's contracts the page showed (their permalinks).
+ */
+export function consentOf(body: string): { consent: string; terms_permalink: string; personal_data_permalink: string } {
+  const terms = /name="terms_permalink" value="([^"]+)"/.exec(body);
+  const personal = /name="personal_data_permalink" value="([^"]+)"/.exec(body);
+  assert.ok(terms && personal, 'the page shows the provider’s contracts');
+  return { consent: '1', terms_permalink: terms[1], personal_data_permalink: personal[1] };
+}
+
+/**
+ * What a payer's browser does on a live card form: the card straight to the provider's
+ * tokenization (`<base>/tokens/cards` with the public key; a fake's `url` ends in `/v1`), answered
+ * with the provider's single-use token, which is all the form posts to Recaudo.
+ */
+export async function providerCardToken(provider: { url: string; publicKey: string }, pan: string, holder = 'Ana María Pérez'): Promise<string> {
+  const res = await fetch(`${provider.url}/tokens/cards`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${provider.publicKey}` },
+    body: JSON.stringify({
+      number: pan,
+      cvc: '123',
+      exp_month: '12',
+      exp_year: String((new Date().getUTCFullYear() + 3) % 100),
+      card_holder: holder,
+    }),
+  });
+  const body = (await res.json()) as { data?: { id?: string } };
+  assert.equal(res.status, 201, JSON.stringify(body));
+  return body.data!.id!;
+}

@@ -7,7 +7,18 @@ import { balance, BANCOLOMBIA, chargeEvents, runChargeJobs } from '../../../test
 import { EXPIRE_JOB } from '../charges/jobs.ts';
 import { bankId } from '../banks/catalogue.ts';
 import { ATTEMPT_NEVER_REACHED_MS, POLL_ATTEMPT_JOB, runAttemptPoll } from '../payments/provider-attempts.ts';
-import { createPayment, goodCard, intentsOf, pageToken, paymentStatus, postForm, tokenOf } from '../../../test/support/pages.ts';
+import {
+  consentOf,
+  createPayment,
+  getPage,
+  goodCard,
+  intentsOf,
+  pageToken,
+  paymentStatus,
+  postForm,
+  providerCardToken,
+  tokenOf,
+} from '../../../test/support/pages.ts';
 import { eventChecksumValid, integritySignature } from '../../rails/connectors/wompi/contract.ts';
 
 /**
@@ -408,8 +419,15 @@ describe('wompi connector', () => {
 
   test('payment pages: a card and a Nequi attempt through the provider stay in progress until its event or poll, then pay the link', async () => {
     const payment = await createPayment(co, { email: 'cliente@example.com', amount: 70000 }, 'live');
-    const token = await pageToken(h, payment.id);
-    const card = await postForm(h, `/pay/${payment.id}/card`, { token, ...goodCard });
+    const shown = await getPage(h, `/pay/${payment.id}`);
+    const token = tokenOf(shown.body);
+    // The payer's browser tokenized the card at the provider: only its token comes to the page.
+    const card = await postForm(h, `/pay/${payment.id}/card`, {
+      token,
+      card_token: await providerCardToken(fake, '4242424242424242'),
+      holder_name: goodCard.holder_name,
+      ...consentOf(shown.body),
+    });
     assert.ok(card.status < 400, card.body.slice(0, 300));
     const [attempt] = await intentsOf(co, payment.id, 'live');
     assert.equal(attempt.status, 'in_progress', 'the provider answered PENDING');
@@ -422,7 +440,8 @@ describe('wompi connector', () => {
     assert.equal((await intentsOf(co, payment.id, 'live'))[0].status, 'approved');
 
     const second = await createPayment(co, { email: 'cliente@example.com', amount: 30000 }, 'live');
-    const nequi = await postForm(h, `/pay/${second.id}/walleta`, { token: await pageToken(h, second.id), phone: '399 222 2222' });
+    const secondPage = (await getPage(h, `/pay/${second.id}`)).body;
+    const nequi = await postForm(h, `/pay/${second.id}/walleta`, { token: tokenOf(secondPage), phone: '399 222 2222', ...consentOf(secondPage) });
     assert.ok(nequi.status < 400, nequi.body.slice(0, 300));
     const [push] = await intentsOf(co, second.id, 'live');
     assert.equal(push.status, 'in_progress');
@@ -435,7 +454,12 @@ describe('wompi connector', () => {
     assert.equal(declined.remarks, 'TRANSACTION_REJECTED', 'the provider’s reason, classified');
     // A payment without the payer's e-mail cannot go to this provider: the page says so, nothing is attempted.
     const noMail = await createPayment(co, { amount: 30000 }, 'live');
-    const refused = await postForm(h, `/pay/${noMail.id}/card`, { token: await pageToken(h, noMail.id), ...goodCard });
+    const refused = await postForm(h, `/pay/${noMail.id}/card`, {
+      token: await pageToken(h, noMail.id),
+      card_token: await providerCardToken(fake, '4242424242424242'),
+      holder_name: goodCard.holder_name,
+      ...consentOf(shown.body),
+    });
     assert.equal(refused.status, 422);
     assert.match(refused.body, /correo del pagador/);
     assert.equal((await intentsOf(co, noMail.id, 'live')).length, 0);
@@ -448,16 +472,25 @@ describe('wompi connector', () => {
     const listed = [...page.raw.matchAll(/<option value="([0-9a-f-]{36})"/g)].map((m) => m[1]).sort();
     assert.deepEqual(listed, [bankId('1001'), bankId('1007'), bankId('1051')].sort(), 'the banks are the provider’s PSE institutions');
     assert.match(page.raw, /name="document_number"/, 'the form asks for the payer’s document');
+    assert.match(page.raw, /name="payer_phone"/, 'and the payer’s mobile, which the payment does not have');
     const token = await pageToken(h, payment.id);
-    const identity = { full_name: 'Marta Rojas', person_type: 'natural', document_type: 'CC', document_number: '1.020.304.050' };
+    const identity = {
+      full_name: 'Marta Rojas',
+      person_type: 'natural',
+      document_type: 'CC',
+      document_number: '1.020.304.050',
+      payer_phone: '300 123 4567',
+      ...consentOf(page.raw),
+    };
     const missing = await postForm(h, `/pay/${payment.id}/banklink`, { token, bank: BANCOLOMBIA, full_name: 'Marta Rojas' });
     assert.equal(missing.status, 422);
     assert.match(missing.body, /número de documento/);
     assert.equal((await intentsOf(co, payment.id, 'live')).length, 0, 'nothing attempted on bad input');
     const unlisted = await postForm(h, `/pay/${payment.id}/banklink`, { token, bank: bankId('1062'), ...identity });
     assert.equal(unlisted.status, 422, 'a bank the provider does not list');
+    // The provider refuses a PSE transaction without the payer's mobile (57…): it went with the one typed.
     const sent = await postForm(h, `/pay/${payment.id}/banklink`, { token, bank: BANCOLOMBIA, ...identity });
-    assert.equal(sent.status, 303);
+    assert.equal(sent.status, 303, sent.body.slice(0, 300));
     const [attempt] = await intentsOf(co, payment.id, 'live');
     assert.equal(attempt.status, 'in_progress');
     const tx = txOf(attempt.id);
@@ -478,8 +511,9 @@ describe('wompi connector', () => {
 
   test('payment pages: an attempt the provider never received ends (TIMEOUT) an hour on instead of being polled forever', async () => {
     const payment = await createPayment(co, { email: 'cliente@example.com', amount: 20000 }, 'live');
+    const shown = (await getPage(h, `/pay/${payment.id}`)).body;
     fake.failNext('create_transaction', '5xx');
-    const res = await postForm(h, `/pay/${payment.id}/walleta`, { token: await pageToken(h, payment.id), phone: '399 111 1111' });
+    const res = await postForm(h, `/pay/${payment.id}/walleta`, { token: tokenOf(shown), phone: '399 111 1111', ...consentOf(shown) });
     assert.ok(res.status < 400, res.body.slice(0, 300));
     const [attempt] = await intentsOf(co, payment.id, 'live');
     assert.equal(attempt.status, 'in_progress', 'no answer is not a decline');
