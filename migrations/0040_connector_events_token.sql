@@ -14,3 +14,13 @@ CREATE UNIQUE INDEX connector_settings_events_token ON connector_settings (event
 -- de 2012) on a live banklink or wallet charge through a connector: who asserted it and when
 -- (accept_terms, docs/connectors.md "Consent").
 ALTER TABLE charges ADD COLUMN provider_consent text;
+
+-- A refund the provider refuses (a void it no longer accepts) ends failed with its reason and the
+-- money back in the balance (docs/charges.md "Refunds"); the company may then refund again, so at
+-- most one refund per charge is pending or succeeded at a time.
+ALTER TABLE charge_refunds DROP CONSTRAINT IF EXISTS charge_refunds_status_check;
+ALTER TABLE charge_refunds ADD CONSTRAINT charge_refunds_status_check CHECK (status IN ('pending', 'succeeded', 'failed'));
+ALTER TABLE charge_refunds ADD COLUMN failed_at timestamptz;
+ALTER TABLE charge_refunds ADD COLUMN failure_reason text;
+DROP INDEX charge_refunds_one;
+CREATE UNIQUE INDEX charge_refunds_one ON charge_refunds (company_id, environment, charge_id) WHERE status <> 'failed';

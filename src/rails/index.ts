@@ -21,9 +21,20 @@ export * from './email/index.ts';
 export * from './money.ts';
 export * from './tax-authority/index.ts';
 export * from './connectors/index.ts';
-export { CardRefused, type CardData, type DebitOutcome, type DebitPort, type DebitRequest, type RefundRequest, type SavedCard } from './debit.ts';
+export {
+  CardRefused,
+  RefundRefused,
+  type CardData,
+  type DebitOutcome,
+  type DebitPort,
+  type DebitRequest,
+  type ProviderConsent,
+  type RefundRequest,
+  type SavedCard,
+} from './debit.ts';
 export type { BanklinkPort, BanklinkSession } from './banklink.ts';
 export type { PolledOutcome, RailPayer } from './payer.ts';
+export { RailRefused } from './payer.ts';
 export { QrRegistrationFailed, type QrRegistration, type RtkeyPort } from './rtkey.ts';
 export type { WalletOutcome, WalletPort, WalletRequest } from './wallets.ts';
 export type { EnrollmentOutcome, EnrollmentPort, EnrollmentRequest } from './enrollment.ts';

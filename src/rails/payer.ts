@@ -15,3 +15,15 @@ export interface RailPayer {
 
 /** `pending` with `unknown`: the provider holds no operation under the reference (the create never reached it, so far). */
 export type PolledOutcome = { status: 'approved' } | { status: 'declined'; remarks: string } | { status: 'pending'; unknown?: boolean };
+
+/**
+ * The provider refused to open the operation (a PSE session, a Nequi push) definitively — bad data,
+ * an amount or method it does not take: nothing exists there and asking again gives the same
+ * answer, so the charge fails at once with `reason` (never retried until its expiry).
+ */
+export class RailRefused extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+    this.name = 'RailRefused';
+  }
+}

@@ -68,6 +68,10 @@ export class FakeWompi extends FakeHttpService {
   /** The permalinks of the merchant's two contracts. */
   readonly termsPermalink = 'https://wompi.example/legal/terminos-usuario.pdf';
   readonly personalDataPermalink = 'https://wompi.example/legal/autorizacion-datos-personales.pdf';
+  /** The next transaction creates are refused with these field messages (a 422 the provider gives for data it will never take). */
+  refuseCreates: Record<string, string[]> | null = null;
+  /** Every body the provider received, by operation (what the connector sent). */
+  readonly bodies: { operation: string; body: Record<string, any> }[] = [];
   /** How the next voids are answered. */
   voidBehaviour: VoidBehaviour = 'void';
   /** Card tokenizations that came from a browser (an Origin header, after a CORS preflight): their last four digits. */
@@ -226,6 +230,7 @@ export class FakeWompi extends FakeHttpService {
     const fault = this.nextFault(operation);
     if (fault === 'timeout') return; // never answers
     if (fault === '5xx') return this.reply(res, operation, key, 502, { error: { type: 'BAD_GATEWAY' } });
+    this.bodies.push({ operation, body });
     const [status, answer] = run(body, url, path, req);
     if (await this.answers(fault, res)) this.reply(res, operation, key, status, answer);
     else this.calls.push({ operation, key, status });
@@ -315,6 +320,7 @@ export class FakeWompi extends FakeHttpService {
   }
 
   private createTransaction(b: any): [number, unknown] {
+    if (this.refuseCreates) return this.invalid(this.refuseCreates);
     const errors: Record<string, string[]> = {};
     if (!Number.isSafeInteger(b.amount_in_cents) || b.amount_in_cents <= 0) errors.amount_in_cents = ['Debe ser un entero positivo'];
     if (b.currency !== 'COP') errors.currency = ['Moneda no soportada'];
@@ -417,6 +423,32 @@ export class FakeWompi extends FakeHttpService {
   private public(tx: StoredTx): WompiTransaction {
     const { finalStatus: _f, finalMessage: _m, reads: _r, ...rest } = tx;
     return rest;
+  }
+
+  /**
+   * A transaction that appears at the provider under `reference` without our create answering (a
+   * create that landed after we stopped waiting), in `status`.
+   */
+  plant(reference: string, amountInCents: number, type: 'PSE' | 'NEQUI' | 'CARD', status: WompiStatus): StoredTx {
+    const tx: StoredTx = {
+      id: `${1000 + this.transactions.size}-${Date.now()}-${randomBytes(3).toString('hex')}`,
+      reference,
+      amount_in_cents: amountInCents,
+      currency: 'COP',
+      status,
+      status_message: null,
+      payment_method_type: type,
+      payment_method: { type },
+      payment_source_id: null,
+      customer_email: 'payer@example.com',
+      created_at: this.now().toISOString(),
+      finalized_at: status === 'PENDING' ? null : this.now().toISOString(),
+      finalStatus: status,
+      finalMessage: null,
+      reads: 0,
+    };
+    this.transactions.set(tx.id, tx);
+    return tx;
   }
 
   /** The PSE bank page of a transaction (what async_payment_url points at). */

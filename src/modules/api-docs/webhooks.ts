@@ -34,6 +34,12 @@ const messageSummary = z.object({
   reply_text: z.string().optional().describe('status replied: what the payer answered'),
   error: z.string().nullable().optional().describe('status failed: why'),
 });
+const refundFailure = z.object({
+  refund_id: z.string().describe('the refund the rail refused'),
+  reason: z.string().describe("the rail's reason"),
+  failed_at: z.string().describe('ISO 8601'),
+});
+
 const paymentIssue = z.object({
   id: z.string().describe('pis_…'),
   code: z.enum(['late_approval']).describe('late_approval: a rail approved an attempt already declined'),
@@ -92,6 +98,22 @@ const GROUPS: Record<string, Group> = {
       'payment.message.delivered': {
         ...ex.paymentExample,
         message: { id: 'msg_01jnbq3t8v0x2z4b6d8f0h2k4m', channel: 'messaging', kind: 'link', recipient: '+573001234567', status: 'delivered' },
+      },
+    },
+  },
+  chargeRefundFailed: {
+    name: 'ChargeRefundFailedEvent',
+    description:
+      '`data` is the charge (still paid) with `refund_failure`: the rail refused the refund; its amount is back in the available balance (docs/charges.md "Refunds").',
+    data: chargeResponse.extend({ refund_failure: refundFailure }),
+    examples: {
+      'charge.refund_failed': {
+        ...ex.chargeExample,
+        refund_failure: {
+          refund_id: 're_01k7x9q4m2v8c3n5b6z7y8w9t0',
+          reason: 'VOID_REFUSED: wompi refused (422 INPUT_VALIDATION_ERROR): transaction: La transacción ya no puede ser anulada',
+          failed_at: '2026-03-03T10:00:00.000Z',
+        },
       },
     },
   },
@@ -191,6 +213,7 @@ const GROUPS: Record<string, Group> = {
 /** The group of a catalogue type. */
 function groupOf(type: EventType): Group {
   if (type === 'payment.issue') return GROUPS.paymentIssue;
+  if (type === 'charge.refund_failed') return GROUPS.chargeRefundFailed;
   if (type.startsWith('payment.message.')) return GROUPS.paymentMessage;
   if (type === 'invoice.stamped') return GROUPS.invoiceStamped;
   if (type === 'invoice.stamp_rejected') return GROUPS.invoiceStampRejected;

@@ -8,10 +8,10 @@ import { formatPesos, parseMinor } from '../../platform/money.ts';
 import { normalizeMetadata, type MetadataInput } from '../../platform/validation.ts';
 import { maxTransactionCop } from '../payments/queries.ts';
 import { chargeRail } from './rails.ts';
-import type { RailPayer } from '../../rails/index.ts';
+import { RailRefused, type RailPayer } from '../../rails/index.ts';
 import { findBank } from '../banks/service.ts';
 import { customerAsPayer } from '../customers/service.ts';
-import { EXPIRED_REMARKS, FINAL } from './lifecycle.ts';
+import { EXPIRED_REMARKS, FINAL, LATE_APPROVAL_REMARKS } from './lifecycle.ts';
 import { toChargeResponse, type ChargeRow } from './present.ts';
 import { findCharge, lockCharge } from './queries.ts';
 import type { ChargeResponse } from './schemas.ts';
@@ -215,6 +215,29 @@ export async function registerWithRail(deps: AppDeps, charge: ChargeRow): Promis
   }
 }
 
+/** registerWithRail, with the provider's definitive refusal (RailRefused) as an answer of its own. */
+export async function registerOrRefusal(deps: AppDeps, charge: ChargeRow): Promise<Registration | { refused: string }> {
+  try {
+    return await registerWithRail(deps, charge);
+  } catch (error) {
+    if (error instanceof RailRefused) return { refused: error.reason };
+    throw error;
+  }
+}
+
+/**
+ * The provider refused to open the charge (nothing exists there): a `created` charge fails at once
+ * with the provider's reason (submit, then decline: charge.processing, charge.failed), never
+ * submitted again. A charge that changed meanwhile is left as it is.
+ */
+export async function refuseRegistrationIn(trx: Transaction<DB>, s: ServiceScope, chargeId: string, reason: string): Promise<ChargeRow> {
+  let row = await lockCharge(trx, s, chargeId);
+  if (!row) throw new ApiError('record_not_found');
+  if (row.status !== 'created') return row;
+  row = await applyChargeTransition(trx, s, chargeId, 'submit', {}, row);
+  return applyChargeTransition(trx, s, chargeId, 'decline', { remarks: reason }, row);
+}
+
 /** EMVCo tag 62 reference label: the company's reference, else the charge id without its prefix (25 characters). */
 export function qrLabel(charge: { id: string; reference: string | null }): string {
   return charge.reference ?? charge.id.slice(3, 28);
@@ -252,9 +275,11 @@ export async function createPayerCharge(
       if (charge.expires_at) await ctx.deps.jobs.enqueue(trx, EXPIRE_JOB, jobPayload(charge, {}), new Date(charge.expires_at));
       return { recorded: charge, resourceId: charge.id, safetyJobId };
     },
-    call: (charge) => registerWithRail(ctx.deps, charge),
+    call: (charge) => registerOrRefusal(ctx.deps, charge),
     settle: async (trx, charge, registration) => {
-      const row = await settleRegistrationIn(trx, { ...scopeOfContext(ctx), db: trx, deps: ctx.deps }, charge.id, registration);
+      const s = { ...scopeOfContext(ctx), db: trx, deps: ctx.deps };
+      if ('refused' in registration) return toChargeResponse(await refuseRegistrationIn(trx, s, charge.id, registration.refused), baseUrl);
+      const row = await settleRegistrationIn(trx, s, charge.id, registration);
       if (rail.poll) await schedulePoll(ctx.deps, trx, row);
       return toChargeResponse(row, baseUrl);
     },
@@ -347,6 +372,12 @@ export async function settlePayerChargeIn(
 ): Promise<{ row: ChargeRow; applied: boolean; expired: boolean }> {
   let row = await lockCharge(trx, s, chargeId);
   if (!row) throw new ApiError('record_not_found');
+  if (row.status === 'failed' && opts.fromProvider && outcome.status === 'approved') {
+    // The provider approved a charge that had expired (or been cancelled) here: the payer paid, so
+    // the money is kept — paid, collected and refundable — never lost. Remarks say so.
+    row = await applyChargeTransition(trx, s, chargeId, 'late_approve', { remarks: LATE_APPROVAL_REMARKS }, row);
+    return { row, applied: true, expired: false };
+  }
   if (FINAL.includes(row.status)) return { row, applied: false, expired: false };
   const now = s.deps.clock.now();
   const overdue = !opts.fromProvider && row.expires_at !== null && new Date(row.expires_at).getTime() <= now.getTime();
@@ -367,6 +398,12 @@ export function isOverdue(charge: ChargeRow, now: Date): boolean {
 }
 
 /**
+ * How long past a charge's expiry the expire job keeps asking a provider that answers PENDING;
+ * after it the job fails until it is dead (a person looks), never guessed.
+ */
+export const PROVIDER_FINAL_WITHIN_MS = 72 * 3_600_000;
+
+/**
  * The expire job (at `expires_at`): an open banklink, rtkey or walletb charge fails with remarks
  * EXPIRED (charge.failed), and the rail withdraws the session, QR or request. Idempotent.
  */
@@ -385,15 +422,24 @@ export async function runExpire(deps: AppDeps, payload: Record<string, unknown>)
     return;
   }
   const rail = await chargeRail(deps, scope, charge.payment_method_type);
-  if (rail.poll && charge.status === 'processing') {
-    // A provider's session may still be paid after our deadline: its word decides, never a guess.
+  if (rail.poll) {
+    // A provider's session may still be paid after our deadline, and a charge still `created` here
+    // may exist there (its answer was lost): the provider's word decides, never a guess.
     const polled = await askRail(deps, charge.payment_method_type, () => rail.poll!(charge.id));
-    if (polled.status === 'pending') {
+    if (polled.status === 'pending' && !(polled.unknown && charge.status === 'created')) {
+      const overdueMs = deps.clock.now().getTime() - new Date(charge.expires_at).getTime();
+      if (overdueMs > PROVIDER_FINAL_WITHIN_MS) {
+        // Bounded: the job fails from here on and ends dead (recaudo jobs list --dead, /metrics) for a person to look at.
+        throw new Error(`charge ${charge.id}: the provider has had no final word for ${Math.round(overdueMs / 3_600_000)} h past its expiry`);
+      }
       await deps.jobs.enqueue(deps.database.db, EXPIRE_JOB, payload, new Date(deps.clock.now().getTime() + deps.config.connectorPollAfterMs));
       return;
     }
-    await settlePayerCharge(deps, scope, charge.id, polled, { fromProvider: true });
-    return;
+    if (polled.status !== 'pending') {
+      await settlePayerCharge(deps, scope, charge.id, polled, { fromProvider: true });
+      return;
+    }
+    // Nothing at the provider under the reference: it expires here (an approval that still comes is a late approval, kept).
   }
   const { applied } = await settlePayerCharge(deps, scope, charge.id, { status: 'expired' });
   if (applied) await askRail(deps, charge.payment_method_type, () => rail.cancel(charge.id));
@@ -409,7 +455,11 @@ export async function reconcilePayerCharge(deps: AppDeps, charge: ChargeRow): Pr
   const scope = scopeOfCharge(charge);
   const rail = await chargeRail(deps, scope, charge.payment_method_type as PayerMethod);
   if (charge.status === 'created') {
-    const registration = await registerWithRail(deps, charge);
+    const registration = await registerOrRefusal(deps, charge);
+    if ('refused' in registration) {
+      await settleAlone(deps, scope, (trx, s) => refuseRegistrationIn(trx, s, charge.id, registration.refused));
+      return;
+    }
     const row = await saveRegistration(deps, scope, charge.id, registration);
     if (rail.poll) await schedulePoll(deps, deps.database.db, row);
     return;

@@ -7,7 +7,7 @@ import type { ChargeStatus } from './tables.ts';
  * applyChargeTransition (transition.ts), which emits the events named here in the same
  * transaction, exactly once. A (from, action) pair has at most one row.
  */
-export const CHARGE_ACTIONS = ['create', 'submit', 'approve', 'decline', 'cancel', 'expire', 'refund'] as const;
+export const CHARGE_ACTIONS = ['create', 'submit', 'approve', 'decline', 'cancel', 'expire', 'late_approve', 'refund'] as const;
 export type ChargeAction = (typeof CHARGE_ACTIONS)[number];
 
 export type ChargeTransition = Transition<ChargeStatus, ChargeAction>;
@@ -25,6 +25,9 @@ export const CHARGE_MACHINE = new StateMachine<ChargeStatus, ChargeAction>('char
   // A banklink, rtkey or walletb charge nobody completed in time (the charges.expire job, or the
   // first request that finds it overdue): remarks EXPIRED.
   { from: ['created', 'processing'], action: 'expire', to: 'failed', events: ['charge.failed'] },
+  // A provider-backed charge expired (or cancelled) here that the provider approved after all: the
+  // payer paid, so the money is kept (collection posted, refundable) and remarks say LATE_APPROVAL.
+  { from: ['failed'], action: 'late_approve', to: 'paid', events: ['charge.paid'] },
   // The refund the rail confirmed (requested by POST /charges/{id}/refund).
   { from: ['paid'], action: 'refund', to: 'refunded', events: ['charge.refunded'] },
 ]);
@@ -43,9 +46,17 @@ export const EXPIRED_REMARKS = 'EXPIRED';
 /** remarks of a walletb request whose OTP was wrong (10136): it takes no other OTP. */
 export const OTP_INVALID_REMARKS = 'OTP_INVALID';
 
-/** A charge refund: recorded before the rail is asked, settled once when the rail confirms it. */
-export const REFUND_MACHINE = new StateMachine<'pending' | 'succeeded', 'create' | 'succeed'>('charge_refund', [
+/** remarks of a charge the provider approved after it had expired or been cancelled here. */
+export const LATE_APPROVAL_REMARKS = 'LATE_APPROVAL';
+
+/**
+ * A charge refund: recorded before the rail is asked, settled once when the rail confirms it, or
+ * failed when the rail refuses it definitively (the money goes back to the balance;
+ * charge.refund_failed, emitted with the charge in the same transaction).
+ */
+export const REFUND_MACHINE = new StateMachine<'pending' | 'succeeded' | 'failed', 'create' | 'succeed' | 'fail'>('charge_refund', [
   { from: null, action: 'create', to: 'pending', events: [] },
   // charge.refunded is the charge's event (CHARGE_MACHINE refund), in the same transaction.
   { from: ['pending'], action: 'succeed', to: 'succeeded', events: [] },
+  { from: ['pending'], action: 'fail', to: 'failed', events: [] },
 ]);

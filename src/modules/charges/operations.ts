@@ -8,10 +8,11 @@ import { postChargeRefund } from './ledger.ts';
 import { CANCELLABLE, CANCELLED_REMARKS, REFUND_MACHINE, RESOLVABLE } from './lifecycle.ts';
 import { toChargeResponse } from './present.ts';
 import { loadCharge } from './queries.ts';
-import { chargeRail, RAIL_OF_METHOD } from './rails.ts';
+import { chargeRail, CONNECTOR_HANDLED, connectorHandled, RAIL_OF_METHOD } from './rails.ts';
 import { REFUNDABLE_SCENARIO, type ChargeResponse, type ResolveChargeBody } from './schemas.ts';
 import { jobPayload, RECONCILE_JOB } from './jobs.ts';
-import { settleRefundIn } from './settle.ts';
+import { failRefundIn, settleRefundIn } from './settle.ts';
+import { RefundRefused } from '../../rails/index.ts';
 import { applyChargeTransition } from './transition.ts';
 import { insertWithTransition } from '../../platform/state-machine.ts';
 import { requestOrigin, runOutsideCall } from '../../platform/outside-call.ts';
@@ -32,6 +33,22 @@ const REFUND_NOT_CONFIRMED =
  * index let exactly one through; the others get 10805.
  */
 export async function refundCharge(ctx: RequestContext, id: string, body: { amount?: number | string | null }): Promise<ChargeResponse> {
+  const answer = await requestRefund(ctx, id, body);
+  if ('refusedRefund' in answer) {
+    const { refundId, reason } = answer.refusedRefund;
+    throw new ApiError('rail_refund_unavailable', {
+      message: `The provider refused the refund (${reason}). Refund ${refundId} failed and its amount is back in the available balance (charge.refund_failed); give the money back another way, e.g. a cash-out.`,
+      extra: { refund_id: refundId, reason },
+    });
+  }
+  return answer;
+}
+
+async function requestRefund(
+  ctx: RequestContext,
+  id: string,
+  body: { amount?: number | string | null },
+): Promise<ChargeResponse | { refusedRefund: { refundId: string; reason: string } }> {
   const now = ctx.deps.clock.now();
   const notConfirmed = () => new ApiError('charge_persistence_lost', { message: REFUND_NOT_CONFIRMED });
   return runOutsideCall(requestOrigin(ctx), {
@@ -46,6 +63,7 @@ export async function refundCharge(ctx: RequestContext, id: string, body: { amou
         .select('status')
         .$call(inTenant(ctx))
         .where('charge_id', '=', charge.id)
+        .where('status', '<>', 'failed')
         .executeTakeFirst();
       if (charge.status === 'refunded') throw new ApiError('charge_refunded');
       if (existing) throw new ApiError('charge_refunded', { message: 'A refund of this charge is in progress.' });
@@ -97,17 +115,24 @@ export async function refundCharge(ctx: RequestContext, id: string, body: { amou
       );
       return { recorded: { charge, refundId, rail }, resourceId: charge.id, safetyJobId };
     },
-    call: ({ charge, refundId, rail }) =>
-      rail.refund({ reference: refundId, chargeReference: charge.id, amount: charge.amount, currency: charge.currency }),
-    settle: async (trx, { refundId }) =>
-      toChargeResponse(
-        await settleRefundIn(
-          trx,
-          { companyId: ctx.companyId, environment: ctx.environment, notifyWorkers: ctx.notifyWorkers, db: trx, deps: ctx.deps },
-          refundId,
-        ),
-        ctx.deps.config.baseUrl,
-      ),
+    call: async ({ charge, refundId, rail }) => {
+      try {
+        await rail.refund({ reference: refundId, chargeReference: charge.id, amount: charge.amount, currency: charge.currency });
+        return { refused: null };
+      } catch (error) {
+        // The provider's definitive refusal: the refund fails and its money comes back (never retried).
+        if (error instanceof RefundRefused) return { refused: error.reason };
+        throw error;
+      }
+    },
+    settle: async (trx, { refundId }, { refused }) => {
+      const s = { companyId: ctx.companyId, environment: ctx.environment, notifyWorkers: ctx.notifyWorkers, db: trx, deps: ctx.deps };
+      if (refused !== null) {
+        await failRefundIn(trx, s, refundId, refused);
+        return { refusedRefund: { refundId, reason: refused } };
+      }
+      return toChargeResponse(await settleRefundIn(trx, s, refundId), ctx.deps.config.baseUrl);
+    },
     // The money already left the balance; the reconciler asks the rail again, never a second refund.
     unknown: () => {
       throw notConfirmed();
@@ -156,6 +181,8 @@ export async function resolveCharge(ctx: RequestContext, id: string, body: Resol
     if (!RESOLVABLE.includes(charge.status)) {
       throw new ApiError('not_resolvable', { message: `The charge is ${charge.status}; only a created or processing test charge can be resolved.` });
     }
+    if (await connectorHandled(ctx.deps, charge, trx))
+      throw new ApiError('not_resolvable', { message: `The charge cannot be resolved: ${CONNECTOR_HANDLED}.` });
     const remarks = body.remarks ?? 'TRANSACTION_REJECTED';
     if (body.action === 'reject' && !(REJECTION_REASONS as readonly string[]).includes(remarks)) {
       throw validationError({ remarks: [`must be one of ${REJECTION_REASONS.join(', ')}`] });

@@ -27,3 +27,24 @@ type PortOf<M extends PaymentMethodType> = M extends 'card' | 'account'
 export function chargeRail<M extends PaymentMethodType>(deps: AppDeps, scope: RailScope, method: M): Promise<PortOf<M>> {
   return deps.rails.money(scope, RAIL_OF_METHOD[method]) as unknown as Promise<PortOf<M>>;
 }
+
+/**
+ * Whether a connector (a real provider, even its sandbox) handled or handles this charge: its
+ * network id is the provider's (not the built-in sandbox's `sbx_…`), or, before any answer, the
+ * rail of its environment is a connector. Sandbox helpers (resolve, dispute, test scenarios) refuse
+ * such charges: only the provider's word settles them (PRODUCT.md "Test never touches production").
+ */
+export async function connectorHandled(
+  deps: AppDeps,
+  charge: { company_id: string; environment: 'test' | 'live'; payment_method_type: PaymentMethodType; network_id: string | null },
+  db?: RailScope['db'],
+): Promise<boolean> {
+  if (charge.network_id) return !charge.network_id.startsWith('sbx_');
+  // `db`: the caller's transaction (on the embedded engine the pool would wait for it).
+  const rail = await chargeRail(deps, { companyId: charge.company_id, environment: charge.environment, db }, charge.payment_method_type);
+  return rail.name !== 'sandbox';
+}
+
+/** The message of a sandbox helper refused on an object a connector handles. */
+export const CONNECTOR_HANDLED =
+  "a payment provider's connector handles this environment's rail: only the provider's own word settles it (its events or the reconciler); sandbox helpers and test scenarios are for the built-in sandbox";

@@ -14,7 +14,7 @@ import type { StoredSplit } from '../payments/tables.ts';
 import { resolveSplits, type PaymentInput, type RuleContext } from '../payments/validate.ts';
 import { toChargeResponse, type ChargeRow } from './present.ts';
 import { CHARGE_ID, findCharge, loadCharge } from './queries.ts';
-import { chargeRail } from './rails.ts';
+import { chargeRail, CONNECTOR_HANDLED } from './rails.ts';
 import { CHARGE_TEST_SCENARIOS, chargeList, type ChargeResponse, type CreateChargeBody } from './schemas.ts';
 import { jobPayload, RECONCILE_JOB } from './jobs.ts';
 import { debitRequestFor, settleDebitIn } from './settle.ts';
@@ -48,6 +48,8 @@ async function resolveChargeFields(ctx: RequestContext, body: CreateChargeBody):
     if (!ctx.isTest) add('test_scenario', 'is only accepted with a test key');
     else if (!(CHARGE_TEST_SCENARIOS as readonly string[]).includes(scenario))
       add('test_scenario', `must be one of ${CHARGE_TEST_SCENARIOS.join(', ')}`);
+    // (the request's transaction reads the settings: on the embedded engine the pool would wait for it)
+    else if (await ctx.deps.rails.connectors.find(ctx, body.card_id != null ? 'card' : 'account_debit')) add('test_scenario', CONNECTOR_HANDLED);
   }
 
   if (body.installments != null && body.card_id == null) add('installments', 'only card charges are paid in installments');

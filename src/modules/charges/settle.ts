@@ -6,7 +6,12 @@ import { ApiError } from '../../platform/errors/api-error.ts';
 import { FINAL, REFUND_MACHINE } from './lifecycle.ts';
 import type { ChargeRow } from './present.ts';
 import { findCharge, lockCharge } from './queries.ts';
-import type { DebitOutcome, DebitRequest } from '../../rails/index.ts';
+import { RefundRefused, type DebitOutcome, type DebitRequest } from '../../rails/index.ts';
+import { postTogether, recordCollection } from '../ledger/service.ts';
+import { chargeSplitShares } from './ledger.ts';
+import { emitEvent } from '../../platform/outbox/outbox.ts';
+import { toChargeResponse } from './present.ts';
+import { iso } from '../../platform/scope.ts';
 import { chargeRail } from './rails.ts';
 import { reconcilePayerCharge, runExpire } from './collect.ts';
 import { EXPIRE_JOB, jobPayload, RECONCILE_JOB } from './jobs.ts';
@@ -93,6 +98,64 @@ export async function saveRefundOutcome(deps: AppDeps, scope: Omit<ServiceScope,
   return settleAlone(deps, scope, (trx, s) => settleRefundIn(trx, s, refundId));
 }
 
+/**
+ * A refund the rail refused definitively (RefundRefused): pending → failed with the reason, the
+ * money back in the balance as it was before the refund (a new collection of the charge's amount
+ * and splits, source the refund: a reversal is never reversed), and charge.refund_failed with the
+ * charge (still paid) and `refund_failure`. A refund no longer pending is left as it is.
+ */
+export async function failRefundIn(trx: Transaction<DB>, s: ServiceScope, refundId: string, reason: string): Promise<ChargeRow> {
+  const found = await trx.selectFrom('charge_refunds').select('charge_id').$call(inTenant(s)).where('id', '=', refundId).executeTakeFirst();
+  if (!found) throw new ApiError('record_not_found');
+  // Lock order everywhere: the charge, then its refund.
+  const charge = (await lockCharge(trx, s, found.charge_id))!;
+  const refund = await trx
+    .selectFrom('charge_refunds')
+    .selectAll()
+    .$call(inTenant(s))
+    .where('id', '=', refundId)
+    .forUpdate()
+    .executeTakeFirstOrThrow();
+  if (refund.status !== 'pending') return charge;
+  const now = s.deps.clock.now();
+  const failureReason = reason.slice(0, 500);
+  await applyTransition(trx, s, REFUND_MACHINE, {
+    table: 'charge_refunds',
+    row: refund,
+    action: 'fail',
+    now,
+    set: () => ({ failed_at: now, failure_reason: failureReason }),
+  });
+  await postTogether(trx, s, async () => {
+    await recordCollection(trx, s, {
+      currency: charge.currency,
+      amount: charge.amount,
+      source: { type: 'charge_refund', id: refund.id },
+      splits: chargeSplitShares(charge),
+    });
+  });
+  await emitEvent(
+    { ...s, db: trx },
+    'charge.refund_failed',
+    {
+      ...toChargeResponse(charge, s.deps.config.baseUrl),
+      refund_failure: { refund_id: refund.id, reason: failureReason, failed_at: iso(now) },
+    },
+    now,
+  );
+  return charge;
+}
+
+/** The refund's failure saved in its own transaction (the reconciler's answer). */
+export async function saveRefundFailure(
+  deps: AppDeps,
+  scope: Omit<ServiceScope, 'db' | 'deps'>,
+  refundId: string,
+  reason: string,
+): Promise<ChargeRow> {
+  return settleAlone(deps, scope, (trx, s) => failRefundIn(trx, s, refundId, reason));
+}
+
 /** saveRefundOutcome inside the caller's transaction (the settle step of the refund request). */
 export async function settleRefundIn(trx: Transaction<DB>, s: ServiceScope, refundId: string): Promise<ChargeRow> {
   const found = await trx.selectFrom('charge_refunds').select('charge_id').$call(inTenant(s)).where('id', '=', refundId).executeTakeFirst();
@@ -152,15 +215,24 @@ export async function runReconcile(deps: AppDeps, payload: Record<string, unknow
       .executeTakeFirst();
     if (!refund || refund.status !== 'pending') return;
     const refundId = payload.refund_id;
-    await askRail(deps, method, async () =>
-      (await chargeRail(deps, scope, method)).refund({
-        reference: refundId,
-        chargeReference: charge.id,
-        amount: refund.amount,
-        currency: refund.currency,
-      }),
-    );
-    await saveRefundOutcome(deps, scope, payload.refund_id);
+    const refused = await askRail(deps, method, async () => {
+      try {
+        await (
+          await chargeRail(deps, scope, method)
+        ).refund({
+          reference: refundId,
+          chargeReference: charge.id,
+          amount: refund.amount,
+          currency: refund.currency,
+        });
+        return null;
+      } catch (error) {
+        if (error instanceof RefundRefused) return error.reason;
+        throw error;
+      }
+    });
+    if (refused !== null) await saveRefundFailure(deps, scope, refundId, refused);
+    else await saveRefundOutcome(deps, scope, refundId);
     return;
   }
   if (FINAL.includes(charge.status)) return;

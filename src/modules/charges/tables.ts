@@ -75,12 +75,15 @@ export interface ChargeRefundsTable {
   environment: Environment;
   id: string;
   charge_id: string;
-  status: 'pending' | 'succeeded';
+  status: 'pending' | 'succeeded' | 'failed';
   amount: Money;
   currency: Currency;
   created_at: Timestamp;
   updated_at: Timestamp;
   succeeded_at: Timestamp | null;
+  /** A refund the rail refused (migrations/0040): when, and the provider's reason. */
+  failed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  failure_reason: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 declare module '../../platform/db/schema.ts' {

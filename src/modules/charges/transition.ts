@@ -54,7 +54,8 @@ export async function applyChargeTransition(
     set: (t) => ({ ...patch, ...entering(t, now) }),
     present: (r) => toChargeResponse(r, scope.deps.config.baseUrl),
   });
-  if (transition.to === 'paid' || transition.to === 'failed') {
+  // A late approval leaves the attempt as it ended (declined): the charge carries the money.
+  if ((transition.to === 'paid' || transition.to === 'failed') && action !== 'late_approve') {
     const approved = transition.to === 'paid';
     await settleChargeIntent(
       trx,

@@ -67,7 +67,7 @@ describe('wompi connector', () => {
 
   async function liveCard(target: Company = co, number = '4242424242424242') {
     const customer = await createCustomer(target, 'live', 'Lucia');
-    const res = await target.req({ url: '/v1/cards', env: 'live', body: cardBody(customer, { card_number: number }) });
+    const res = await target.req({ url: '/v1/cards', env: 'live', body: cardBody(customer, { card_number: number, accept_terms: true }) });
     assert.equal(res.status, 200, res.raw);
     return { customer, card: res.body.id as string };
   }
@@ -218,7 +218,7 @@ describe('wompi connector', () => {
 
   test('the provider refuses the card data: 422 on card_number, nothing saved', async () => {
     const customer = await createCustomer(co, 'live', 'Pedro');
-    const res = await co.req({ url: '/v1/cards', env: 'live', body: cardBody(customer, { holder_name: 'Al' }) });
+    const res = await co.req({ url: '/v1/cards', env: 'live', body: cardBody(customer, { holder_name: 'Al', accept_terms: true }) });
     expectValidation(res, 'card_number');
     const listed = await co.req({ url: `/v1/customers/${customer}/cards`, env: 'live' });
     assert.equal(listed.body.data.length, 0);
@@ -247,7 +247,14 @@ describe('wompi connector', () => {
     co.req({
       url: '/v1/charges/banklink',
       env: 'live',
-      body: { amount: 85000, bank_id: BANCOLOMBIA, customer_id: customer, redirect_url: 'https://tienda.example/gracias?pedido=9', ...extra },
+      body: {
+        amount: 85000,
+        bank_id: BANCOLOMBIA,
+        customer_id: customer,
+        redirect_url: 'https://tienda.example/gracias?pedido=9',
+        accept_terms: true,
+        ...extra,
+      },
     });
 
   test('cards tokenized from the browser are the provider’s tokens, saved there as a payment source; a refused card is 422', async () => {
@@ -266,7 +273,7 @@ describe('wompi connector', () => {
     const card = await co.req({
       url: '/v1/cards/tokenized',
       env: 'live',
-      body: { customer_id: customer, card_token: token.body.id, authorization: true },
+      body: { customer_id: customer, card_token: token.body.id, authorization: true, accept_terms: true },
     });
     assert.equal(card.status, 200, card.raw);
     assert.equal(fake.count('payment_source'), sources + 1);
@@ -360,7 +367,7 @@ describe('wompi connector', () => {
       url: '/v1/charges/banklink',
       env: 'live',
       idem,
-      body: { amount: 92000, bank_id: BANCOLOMBIA, customer_id: customer, redirect_url: 'https://tienda.example/gracias' },
+      body: { amount: 92000, bank_id: BANCOLOMBIA, customer_id: customer, redirect_url: 'https://tienda.example/gracias', accept_terms: true },
     });
     assert.equal(first.status, 200, first.raw);
     assert.equal(first.body.status, 'created', 'the outcome is unknown: nothing guessed');
@@ -378,7 +385,11 @@ describe('wompi connector', () => {
   });
 
   const walleta = (customer: string, phone: string, externalId: string) =>
-    co.req({ url: '/v1/request-to-pay/walleta', env: 'live', body: { amount: 45000, customer_id: customer, phone, external_id: externalId } });
+    co.req({
+      url: '/v1/request-to-pay/walleta',
+      env: 'live',
+      body: { amount: 45000, customer_id: customer, phone, external_id: externalId, accept_terms: true },
+    });
 
   test('Nequi: the request is pushed to the payer’s app; confirm answers it open until the provider decides; the event settles it', async () => {
     const customer = await payerCustomer();

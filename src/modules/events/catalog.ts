@@ -18,6 +18,7 @@ export const EVENT_TYPES = [
   'charge.paid',
   'charge.failed',
   'charge.refunded',
+  'charge.refund_failed',
   'charge.disputed',
   'cashout.created',
   'cashout.processing',
@@ -95,6 +96,7 @@ export const EVENT_CATALOGUE: Readonly<Record<EventType, EventTypeInfo>> = {
   'charge.paid': on('charge'),
   'charge.failed': on('charge'),
   'charge.refunded': on('charge'),
+  'charge.refund_failed': on('charge'), // the rail refused the refund: the charge stays paid, the money is back in the balance (refund_failure)
   'charge.disputed': on('charge'), // a dispute the rail opened on a paid charge (disputes module; docs/disputes.md)
   'cashout.created': on('cashout'),
   'cashout.processing': on('cashout'),

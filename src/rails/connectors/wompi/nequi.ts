@@ -2,7 +2,7 @@ import type { RefundRequest } from '../../debit.ts';
 import type { PolledOutcome, RailPayer } from '../../payer.ts';
 import type { WalletOutcome, WalletPort, WalletRequest } from '../../wallets.ts';
 import type { WompiClient } from './client.ts';
-import { createOnce, pollReference } from './outcomes.ts';
+import { createPayerTransaction, pollReference } from './outcomes.ts';
 
 /**
  * Nequi through the provider (rail `walleta`): the request-to-pay is a NEQUI transaction whose
@@ -27,7 +27,7 @@ export class WompiNequi implements WalletPort {
   async requestToPay(request: WalletRequest): Promise<{ networkId: string }> {
     const email = request.payer?.email;
     if (!email) throw new Error('Nequi through Wompi needs the customer’s e-mail');
-    const tx = await createOnce(this.client, {
+    const tx = await createPayerTransaction(this.client, {
       reference: request.reference,
       amount: request.amount,
       currency: 'COP',

@@ -1,5 +1,5 @@
 import type { DebitOutcome } from '../../debit.ts';
-import type { PolledOutcome } from '../../payer.ts';
+import { RailRefused, type PolledOutcome } from '../../payer.ts';
 import { WompiRefused, WompiUnavailable, type TransactionRequest, type WompiClient } from './client.ts';
 import type { WompiTransaction } from './contract.ts';
 
@@ -58,4 +58,20 @@ export async function createOnce(client: WompiClient, request: TransactionReques
 export async function pollReference(client: WompiClient, reference: string): Promise<PolledOutcome> {
   const tx = await client.findByReference(reference);
   return tx ? polledOutcomeOf(tx) : { status: 'pending', unknown: true };
+}
+
+/**
+ * createOnce for a payer rail (PSE, Nequi): the provider's refusal of the transaction (a 4xx other
+ * than 401/403, which are the merchant's keys and may be fixed) is definitive: RailRefused, so the
+ * charge fails at once instead of being submitted again until it expires.
+ */
+export async function createPayerTransaction(client: WompiClient, request: TransactionRequest): Promise<WompiTransaction> {
+  try {
+    return await createOnce(client, request);
+  } catch (error) {
+    if (error instanceof WompiRefused && error.status !== 401 && error.status !== 403) {
+      throw new RailRefused(`REFUSED: ${error.type}: ${error.message}`.slice(0, 250));
+    }
+    throw error;
+  }
 }

@@ -3,7 +3,7 @@ import type { RefundRequest } from '../../debit.ts';
 import type { PolledOutcome, RailPayer } from '../../payer.ts';
 import { WompiUnavailable, type WompiClient } from './client.ts';
 import { PSE_DESCRIPTION_MAX, PSE_LEGAL_ID_TYPES } from './contract.ts';
-import { createOnce, pollReference } from './outcomes.ts';
+import { createPayerTransaction, pollReference } from './outcomes.ts';
 
 /**
  * The payer's mobile as PSE takes it: digits with the country code (`573001234567`), from a
@@ -60,7 +60,7 @@ export class WompiPse implements BanklinkPort {
     const problem = this.payerProblem(session.payer);
     if (problem) throw new Error(problem); // checked when the charge is created; a customer changed since
     const payer = session.payer;
-    let tx = await createOnce(this.client, {
+    let tx = await createPayerTransaction(this.client, {
       reference: session.reference,
       amount: session.amount,
       currency: session.currency,
