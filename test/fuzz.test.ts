@@ -412,13 +412,17 @@ const isGlobal = (path: string) =>
   path.startsWith('/v1/banks/') ||
   path.startsWith('/v1/accounts/rtkey/') ||
   path.startsWith('/v1/connectors/') ||
-  path.startsWith('/v1/utilities/providers/');
+  path.startsWith('/v1/utilities/providers/') ||
+  // The provider's events URLs: no API key; the token itself names the company (events.test.ts).
+  path.startsWith('/v1/rails/');
 
 /** The company's resource ids for an operation's path parameters, or undefined when none fits. */
 function pathIds(path: string, fx: Fixtures): Record<string, string> | undefined {
   if (path.startsWith('/v1/banks/')) return { id: BANCOLOMBIA };
   if (path.startsWith('/v1/accounts/rtkey/')) return { key: '@ana.gomez' };
   if (path.startsWith('/v1/connectors/')) return { name: 'wompi' };
+  // The provider's events URLs (auth by checksum): an events token no connector has.
+  if (path.startsWith('/v1/rails/wompi/')) return { token: `cet_${'A'.repeat(32)}` };
   if (path.startsWith('/v1/utilities/providers/')) return { id: '7701001', reference: '111100005555' };
   if (path === '/v1/issuing/cards/{id}/block') return { id: fx.issuingCardToBlock };
   if (path === '/v1/issuing/cards/{id}/unblock') return { id: fx.issuingCardBlocked };

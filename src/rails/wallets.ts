@@ -25,6 +25,8 @@ export interface WalletPort extends DisputeReporting {
   readonly refundsUnavailable?: string;
   /** A connector whose provider needs the payer's acceptance of its contracts (accept_terms in live). */
   readonly consentRequired?: boolean;
+  /** Connectors: the provider's contracts a payer must accept before paying (their permalinks). */
+  contracts?(): Promise<{ permalink: string; personalDataPermalink: string }>;
   /** Why an open (processing) operation cannot be withdrawn at the provider, or absent when it can: a cancel is refused then. */
   readonly cancelUnavailable?: string;
   /** Sends the request to the payer's wallet app. */

@@ -1,4 +1,4 @@
-import { ACCEPT_TERMS_REQUIRED, apiConsent, type ApiConsent, type ConsentingRail } from '../connectors/consent.ts';
+import { ACCEPT_TERMS_REQUIRED, apiConsent, type ApiConsent, type ConsentingRail } from '../../platform/consent.ts';
 import type { Selectable } from 'kysely';
 import type { RequestContext } from '../../platform/context.ts';
 import type { Executor } from '../../platform/db/database.ts';

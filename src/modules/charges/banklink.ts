@@ -3,7 +3,7 @@ import type { RequestContext } from '../../platform/context.ts';
 import { ApiError, validationError } from '../../platform/errors/api-error.ts';
 import { findBank, takesBanklink } from '../banks/service.ts';
 import { customerExists } from '../accounts/queries.ts';
-import { ACCEPT_TERMS_REQUIRED, apiConsent } from '../connectors/consent.ts';
+import { ACCEPT_TERMS_REQUIRED, apiConsent } from '../../platform/consent.ts';
 import { collectAmount, collectMetadata, createPayerCharge, fieldErrors, lockKey, payerRuleOf } from './collect.ts';
 import { BANKLINK_DUPLICATE_WINDOW_MS, BANKLINK_MINIMUM_PESOS, BANKLINK_SESSION_MINUTES, type BanklinkBody } from './collect-schemas.ts';
 import type { ChargeResponse } from './schemas.ts';

@@ -16,7 +16,7 @@ import {
   payerRuleOf,
 } from './collect.ts';
 import { chargeRail } from './rails.ts';
-import { ACCEPT_TERMS_REQUIRED, apiConsent } from '../connectors/consent.ts';
+import { ACCEPT_TERMS_REQUIRED, apiConsent } from '../../platform/consent.ts';
 import { WALLET_MINIMUM_PESOS, WALLETB_LIFETIME_MINUTES, type WalletaBody, type WalletbBody } from './collect-schemas.ts';
 import { EXPIRED_REMARKS, FINAL, OTP_INVALID_REMARKS } from './lifecycle.ts';
 import { toChargeResponse, type ChargeRow } from './present.ts';

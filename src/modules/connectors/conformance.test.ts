@@ -349,5 +349,11 @@ describe('wompi conformance', () => {
     const dispute = await other.req({ url: `/v1/charges/${created.body.id}/dispute`, body: {} });
     assert.ok([403, 422].includes(dispute.status), dispute.raw);
     assert.equal((await other.req({ url: `/v1/charges/${created.body.id}` })).body.disputed, false);
+    // Payments: a test scenario would never reach the provider's sandbox.
+    const payment = await other.req({
+      url: '/v1/payments',
+      body: { title: 'Factura de marzo', description: 'Servicio', amount: 150000, test_scenario: 'INSUFFICIENT_FUNDS' },
+    });
+    expectValidation(payment, 'test_scenario');
   });
 });

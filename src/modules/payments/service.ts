@@ -1,5 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import type { AppDeps, RequestContext, ServiceScope } from '../../platform/context.ts';
+import type { MoneyRail, RailScope } from '../../rails/index.ts';
 import { inTransaction, type Executor } from '../../platform/db/database.ts';
 import type { DB } from '../../platform/db/schema.ts';
 import { ApiError, validationError } from '../../platform/errors/api-error.ts';
@@ -92,6 +93,9 @@ export async function createPaymentIn(
     checks: () => true,
   };
   const { errors, value } = await resolvePaymentFields(rc, body);
+  if (body.test_scenario != null && (await connectorServesPayments(scope.deps, { ...scope, db: trx }))) {
+    (errors.test_scenario ??= []).push(CONNECTOR_HANDLES_PAYMENTS);
+  }
   if (Object.keys(errors).length) throw validationError(errors);
   const row = await insertPayment(trx, scope, {
     ...columns(value),
@@ -339,6 +343,12 @@ export async function resolvePayment(
       throw validationError({ remarks: [`must be one of ${REJECTION_REASONS.join(', ')}`] });
 
     let intent = await findOpenIntent(trx, scope, current.id);
+    // An attempt a provider's connector holds is settled only by the provider's word.
+    if (intent && (await ctx.deps.rails.connectors.find(scope, intent.method as MoneyRail))) {
+      throw new ApiError('not_resolvable', {
+        message: `The payment's attempt ${intent.id} is with the payment provider: ${CONNECTOR_HANDLES_PAYMENTS}.`,
+      });
+    }
     if (!intent) {
       let amount: bigint | undefined;
       if (body.amount != null) {
@@ -354,6 +364,15 @@ export async function resolvePayment(
     const row = await loadPayment(scope, current.id);
     return toPaymentResponse(row, ctx.deps.config.baseUrl);
   });
+}
+
+const CONNECTOR_HANDLES_PAYMENTS =
+  "a payment provider's connector serves this environment: only the provider's own word settles its attempts; sandbox helpers and test scenarios are for the built-in sandbox";
+
+/** Whether a connector serves any payer method in this scope (test scenarios would not reach it). The scope's db: the caller's transaction. */
+async function connectorServesPayments(deps: AppDeps, scope: RailScope): Promise<boolean> {
+  for (const rail of ['card', 'banklink', 'walleta', 'walletb'] as const) if (await deps.rails.connectors.find(scope, rail)) return true;
+  return false;
 }
 
 /** The expiration job: expires the payment when its time has come and its state allows it. */

@@ -20,6 +20,12 @@ export class WompiNequi implements WalletPort {
 
   constructor(private readonly client: WompiClient) {}
 
+  /** The provider's contracts the payer accepts before paying (their permalinks). */
+  async contracts(): Promise<{ permalink: string; personalDataPermalink: string }> {
+    const a = await this.client.acceptance();
+    return { permalink: a.permalink, personalDataPermalink: a.personalDataPermalink };
+  }
+
   payerProblem(payer: RailPayer): string | null {
     return payer.email ? null : 'Nequi through Wompi needs the customer’s e-mail: set email on the customer';
   }

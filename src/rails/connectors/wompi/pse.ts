@@ -40,6 +40,12 @@ export class WompiPse implements BanklinkPort {
     private readonly opts: { accountKey: string; urlAttempts?: number; urlIntervalMs?: number },
   ) {}
 
+  /** The provider's contracts the payer accepts before paying (their permalinks). */
+  async contracts(): Promise<{ permalink: string; personalDataPermalink: string }> {
+    const a = await this.client.acceptance();
+    return { permalink: a.permalink, personalDataPermalink: a.personalDataPermalink };
+  }
+
   payerProblem(payer: RailPayer): string | null {
     if (!payer.documentType || !payer.documentNumber)
       return 'PSE needs the customer’s identity document: set document_type and document_number on the customer';

@@ -1,4 +1,4 @@
-import type { RequestContext } from '../../platform/context.ts';
+import type { RequestContext } from './context.ts';
 
 /**
  * The payer's acceptance of a provider's contracts through the API (PRODUCT.md "Live money you can
