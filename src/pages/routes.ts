@@ -4,7 +4,7 @@ import { ApiError } from '../platform/errors/api-error.ts';
 import { toApiError } from '../platform/http/errors.ts';
 import { MemoryRateLimiter, PostgresRateLimiter, type RateLimiter } from '../platform/rate-limit/rate-limit.ts';
 import { randomToken } from '../platform/ids.ts';
-import { listBanks, findBank } from '../modules/banks/service.ts';
+import { listBanks, findBank, findBanklinkBank } from '../modules/banks/service.ts';
 import { settleIntent, startIntent } from '../modules/payments/intents.ts';
 import { maxTransactionCop, type IntentRow, type PaymentRow } from '../modules/payments/queries.ts';
 import type { PaymentMethod } from '../modules/payments/tables.ts';
@@ -835,7 +835,7 @@ export async function payerPages(app: FastifyInstance, deps: AppDeps): Promise<v
         if (problem) return formError({}, payment.email ? problem : NEEDS_EMAIL);
         const accepted = await acceptedConsent(payment, plan, 'banklink', req.body);
         if (accepted.error) return formError({ [consentField('banklink')]: accepted.error });
-        const bank = await findBank(db(), values.bank);
+        const bank = await findBanklinkBank(db(), values.bank, rail);
         let bankUrl: string | undefined;
         const done = await attempt(
           reply,

@@ -40,6 +40,11 @@ export interface BanklinkPort extends DisputeReporting {
    * these `banklink: true`). Absent: the catalogue decides.
    */
   bankCodes?(): Promise<ReadonlySet<string>>;
+  /**
+   * A connector on its provider's sandbox: the provider's own test institutions (e.g. Wompi's
+   * "approves"/"declines" banks), which no real bank's code matches; listed as banks of their own.
+   */
+  testBanks?(): Promise<{ code: string; name: string }[]>;
   /** What the payer must have for this rail (PSE: an identity document and an e-mail), or null when anyone can pay. */
   payerProblem?(payer: RailPayer): string | null;
   /** Connectors: where an open session stands (the reconciler's poll). The sandbox has none: its page settles. */

@@ -84,6 +84,46 @@ export async function findBank(db: Executor, id: string): Promise<BankRow | unde
 }
 
 /**
+ * A provider's sandbox test institution as a bank of its own (BanklinkPort.testBanks): an id no
+ * catalogue bank has (a name-based UUID of `provider-test:<code>`), listed after the real banks.
+ */
+function testBankRow(bank: { code: string; name: string }): BankRow {
+  return {
+    id: bankId(`provider-test:${bank.code}`),
+    code: bank.code,
+    name: `${bank.name} (banco de pruebas)`,
+    supported_types: [],
+    mask: null,
+    transaction_avg: null,
+    available: true,
+    banklink: true,
+    connection_type: 'CONFIRMATION',
+    priority: 1_000,
+    instructions: 'Banco de pruebas del sandbox del proveedor: no mueve dinero real.',
+    is_platform: false,
+    logo_text: 'PR',
+    logo_color: '#6b7280',
+  } as BankRow;
+}
+
+async function testBanksOf(rail: Pick<BanklinkPort, 'testBanks'> | null, catalogueCodes: ReadonlySet<string>): Promise<BankRow[]> {
+  if (!rail?.testBanks) return [];
+  const banks = await rail.testBanks().catch(() => []);
+  return banks.filter((b) => !catalogueCodes.has(b.code)).map(testBankRow);
+}
+
+/**
+ * The bank a banklink charge names: a catalogue bank, or one of the rail's provider test banks
+ * (a connector on its provider's sandbox); undefined when neither.
+ */
+export async function findBanklinkBank(db: Executor, id: string, rail: Pick<BanklinkPort, 'testBanks'> | null): Promise<BankRow | undefined> {
+  const found = await findBank(db, id);
+  if (found || !rail?.testBanks || !isUuid(id)) return found;
+  const codes = new Set((await db.selectFrom('banks').select('code').execute()).map((r) => r.code));
+  return (await testBanksOf(rail, codes)).find((b) => b.id === id.toLowerCase());
+}
+
+/**
  * Whether a bank takes banklink payments on this rail: the catalogue says so and, for a connector
  * that names its banks (PSE institutions), the connector lists its code.
  */
@@ -105,7 +145,7 @@ export async function listBanks(
   db: Executor,
   query: Record<string, unknown>,
   baseUrl: string,
-  banklinkRail: Pick<BanklinkPort, 'bankCodes'> | null = null,
+  banklinkRail: Pick<BanklinkPort, 'bankCodes' | 'testBanks'> | null = null,
 ): Promise<BankResponse[]> {
   const { page: _p, per_page: _pp, limit: _l, order, sort, banklink, ...rest } = query;
   const orderKey = order !== undefined ? 'order' : 'sort';
@@ -126,6 +166,8 @@ export async function listBanks(
   // A connector naming its banks (PSE institutions) decides which take banklink for this company.
   const codes = banklinkRail?.bankCodes ? await banklinkRail.bankCodes().catch(() => null) : null;
   if (codes) rows = rows.map((r) => ({ ...r, banklink: r.banklink && codes.has(r.code) }));
+  // A connector on its provider's sandbox: its test banks too (PSE tried end to end before going live).
+  rows = [...rows, ...(await testBanksOf(banklinkRail, new Set(rows.map((r) => r.code))))];
   if (flag !== undefined) rows = rows.filter((r) => r.banklink === (flag === 'true'));
   // Sorted here so both engines agree on Spanish names whatever the database collation.
   const sortBy = list.sort ?? { field: 'priority', direction: 'asc' as const };

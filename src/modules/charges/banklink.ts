@@ -1,7 +1,7 @@
 import { chargeRail } from './rails.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { ApiError, validationError } from '../../platform/errors/api-error.ts';
-import { findBank, takesBanklink } from '../banks/service.ts';
+import { findBanklinkBank, takesBanklink } from '../banks/service.ts';
 import { customerExists } from '../accounts/queries.ts';
 import { ACCEPT_TERMS_REQUIRED, apiConsent } from '../../platform/consent.ts';
 import { collectAmount, collectMetadata, createPayerCharge, fieldErrors, lockKey, payerRuleOf } from './collect.ts';
@@ -29,7 +29,7 @@ export async function createBanklinkCharge(ctx: RequestContext, body: BanklinkBo
   }
   const consented = apiConsent(ctx, rail, body.accept_terms);
   if (consented.missing) add('accept_terms', ACCEPT_TERMS_REQUIRED);
-  const bank = await findBank(ctx.db, body.bank_id);
+  const bank = await findBanklinkBank(ctx.db, body.bank_id, rail);
   if (!bank || bank.is_platform) add('bank_id', 'no such bank');
   else if (!(await takesBanklink(rail, bank))) {
     add('bank_id', `${bank.name} does not take bank-transfer (banklink) payments; see GET /v1/banks?banklink=true`);

@@ -9,7 +9,7 @@ import { normalizeMetadata, type MetadataInput } from '../../platform/validation
 import { maxTransactionCop } from '../payments/queries.ts';
 import { chargeRail } from './rails.ts';
 import { RailRefused, type RailPayer } from '../../rails/index.ts';
-import { findBank } from '../banks/service.ts';
+import { findBanklinkBank } from '../banks/service.ts';
 import { customerAsPayer } from '../customers/service.ts';
 import { EXPIRED_REMARKS, FINAL, LATE_APPROVAL_REMARKS } from './lifecycle.ts';
 import { toChargeResponse, type ChargeRow } from './present.ts';
@@ -174,7 +174,7 @@ export async function registerWithRail(deps: AppDeps, charge: ChargeRow): Promis
   switch (charge.payment_method_type) {
     case 'banklink': {
       const rail = await chargeRail(deps, scope, 'banklink');
-      const bank = await findBank(deps.database.db, charge.bank_id!);
+      const bank = await findBanklinkBank(deps.database.db, charge.bank_id!, rail);
       return rail.open({
         reference: charge.id,
         amount: charge.amount,

@@ -349,6 +349,30 @@ describe('wompi conformance', () => {
     const dispute = await other.req({ url: `/v1/charges/${created.body.id}/dispute`, body: {} });
     assert.ok([403, 422].includes(dispute.status), dispute.raw);
     assert.equal((await other.req({ url: `/v1/charges/${created.body.id}` })).body.disputed, false);
+    // PSE on the provider's sandbox: its test banks are listed (no real bank has their codes) and take a charge.
+    const banks = await other.req({ url: '/v1/banks?banklink=true' });
+    const approving = banks.body.find((b: { code: string }) => b.code === '1');
+    assert.ok(approving, `the sandbox's test bank "1" is listed: ${banks.raw.slice(0, 300)}`);
+    assert.match(approving.name, /Banco que aprueba/);
+    assert.ok(banks.body.some((b: { code: string }) => b.code === '2'));
+    const payer = await other.req({
+      url: '/v1/customers',
+      body: {
+        first_name: 'Marta',
+        last_name: 'Rojas',
+        email: 'marta@example.com',
+        document_type: 'CC',
+        document_number: '1020304050',
+        phone: '+573001234567',
+      },
+    });
+    const pse = await other.req({
+      url: '/v1/charges/banklink',
+      body: { amount: 85000, bank_id: approving.id, customer_id: payer.body.id, redirect_url: 'https://tienda.example/gracias' },
+    });
+    assert.equal(pse.status, 200, pse.raw);
+    const pseTx = [...sandboxFake.transactions.values()].find((t) => t.reference === pse.body.id)!;
+    assert.equal(pseTx.payment_method?.financial_institution_code, '1');
     // Payments: a test scenario would never reach the provider's sandbox.
     const payment = await other.req({
       url: '/v1/payments',

@@ -212,6 +212,7 @@ export function openSettings(deps: SettingsDeps, row: SettingsRow): ConnectorSet
     eventsSecret: openRequired(row.events_secret_sealed),
     integritySecret: openRequired(row.integrity_secret_sealed),
     baseUrl: deps.config.wompiUrls[row.provider_environment],
+    providerEnvironment: row.provider_environment,
     payouts:
       row.payouts_api_key_sealed && row.payouts_principal_id_sealed && row.payouts_events_secret_sealed && row.payouts_account_id
         ? {

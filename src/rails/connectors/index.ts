@@ -26,6 +26,8 @@ export interface ConnectorSettings {
   eventsSecret: string;
   integritySecret: string;
   baseUrl: string;
+  /** The provider's environment the settings point at (a test environment: only `sandbox`). */
+  providerEnvironment: 'sandbox' | 'production';
   /** Third-Party Payments (the payout rail), when its keys and origin account are set. */
   payouts: { baseUrl: string; apiKey: string; principalId: string; eventsSecret: string; accountId: string } | null;
   rails: MoneyRail[];
@@ -50,7 +52,11 @@ export function connectorPorts(settings: ConnectorSettings, opts: ConnectorOptio
   const ports: Partial<MoneyPorts> = {};
   for (const rail of settings.rails) {
     if (rail === 'card') ports.card = new WompiCard(client, opts);
-    if (rail === 'banklink') ports.banklink = new WompiPse(client, { accountKey: `${settings.baseUrl}|${settings.publicKey}` });
+    if (rail === 'banklink')
+      ports.banklink = new WompiPse(client, {
+        accountKey: `${settings.baseUrl}|${settings.publicKey}`,
+        providerSandbox: settings.providerEnvironment === 'sandbox',
+      });
     if (rail === 'walleta') ports.walleta = new WompiNequi(client);
     if (rail === 'payout' && settings.payouts) {
       const payouts = new WompiPayoutsClient(settings.payouts, {

@@ -17,7 +17,7 @@ export function pseMobile(phone: string | null | undefined): string | null {
 
 /** The provider's PSE institutions, kept per account for an hour (the list changes rarely). */
 const INSTITUTIONS_TTL_MS = 3_600_000;
-const institutions = new Map<string, { at: number; codes: ReadonlySet<string> }>();
+const institutions = new Map<string, { at: number; codes: ReadonlySet<string>; list: { code: string; name: string }[] }>();
 
 /**
  * PSE through the provider (rail `banklink`): the charge becomes a PSE transaction whose reference
@@ -37,7 +37,7 @@ export class WompiPse implements BanklinkPort {
 
   constructor(
     private readonly client: WompiClient,
-    private readonly opts: { accountKey: string; urlAttempts?: number; urlIntervalMs?: number },
+    private readonly opts: { accountKey: string; providerSandbox?: boolean; urlAttempts?: number; urlIntervalMs?: number },
   ) {}
 
   /** The provider's contracts the payer accepts before paying (their permalinks). */
@@ -54,12 +54,26 @@ export class WompiPse implements BanklinkPort {
     return null;
   }
 
-  async bankCodes(): Promise<ReadonlySet<string>> {
+  private async institutions(): Promise<{ codes: ReadonlySet<string>; list: { code: string; name: string }[] }> {
     const kept = institutions.get(this.opts.accountKey);
-    if (kept && Date.now() - kept.at < INSTITUTIONS_TTL_MS) return kept.codes;
-    const codes = new Set((await this.client.pseInstitutions()).map((i) => i.code).filter((c) => c !== '0'));
-    institutions.set(this.opts.accountKey, { at: Date.now(), codes });
-    return codes;
+    if (kept && Date.now() - kept.at < INSTITUTIONS_TTL_MS) return kept;
+    const list = (await this.client.pseInstitutions()).filter((i) => i.code !== '0');
+    const entry = { at: Date.now(), codes: new Set(list.map((i) => i.code)), list };
+    institutions.set(this.opts.accountKey, entry);
+    return entry;
+  }
+
+  async bankCodes(): Promise<ReadonlySet<string>> {
+    return (await this.institutions()).codes;
+  }
+
+  /**
+   * On the provider's sandbox, its institutions are its test banks (Wompi's sandbox lists "1"
+   * approves, "2" declines): offered so PSE can be tried end to end before going live. ASSUMPTION:
+   * the banks module keeps those whose code no catalogue bank has.
+   */
+  async testBanks(): Promise<{ code: string; name: string }[]> {
+    return this.opts.providerSandbox ? (await this.institutions()).list : [];
   }
 
   async open(session: BanklinkSession): Promise<{ networkId: string; redirectUrl?: string }> {
