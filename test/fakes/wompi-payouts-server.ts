@@ -205,12 +205,11 @@ export class FakeWompiPayouts extends FakeHttpService {
     } as WompiEvent;
   }
 
-  /** `transaction.updated` as the provider signs it; `tamper` changes it after signing. */
+  /** `transaction.updated` as the provider signs it (the documented fields: no reference); `tamper` changes it after signing. */
   eventOf(tx: StoredPayoutTransaction, tamper?: (e: WompiEvent) => void): WompiEvent {
     const transaction = {
       id: tx.id,
       payoutId: tx.payoutId,
-      reference: tx.reference,
       amountInCents: tx.amountInCents,
       status: tx.status,
       failureReason: tx.failureReason,

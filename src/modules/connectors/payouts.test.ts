@@ -366,6 +366,18 @@ describe(`wompi payouts connector (${ENGINE})`, () => {
     assert.equal((await read(id)).status, 'completed');
   });
 
+  test('AFE_REJECTED (anti-fraud rejection) rejects the cash-out with remarks and releases the money: by event', async () => {
+    const before = await balance(co, 'COP', 'live');
+    const { id, tx } = await processing(7000);
+    assert.equal((await balance(co, 'COP', 'live')).available, before.available - 7000);
+    await fake.setBatchStatus(fake.batchOf(tx).id, 'AFE_REJECTED', { statusMessage: 'Rechazado por el sistema antifraude' });
+    const rejected = await read(id);
+    assert.equal(rejected.status, 'rejected');
+    assert.equal(rejected.remarks, 'AFE_REJECTED: Rechazado por el sistema antifraude');
+    assert.equal((await balance(co, 'COP', 'live')).available, before.available, 'released');
+    assert.deepEqual(await auditLedger(h.runtime.deps.database.db), { unbalanced: [], mismatched: [], negative: [] });
+  });
+
   test('AFE_REJECTED without any event: the reconciler rejects the cash-out and releases the money', async () => {
     const before = await balance(co, 'COP', 'live');
     const { id, tx } = await processing(7500);
@@ -376,6 +388,14 @@ describe(`wompi payouts connector (${ENGINE})`, () => {
     assert.equal(rejected.status, 'rejected');
     assert.equal(rejected.remarks, 'AFE_REJECTED: Beneficiario en lista restrictiva');
     assert.equal((await balance(co, 'COP', 'live')).available, before.available, 'released');
+  });
+
+  test('a batch not approved (NOT_APPROVED, its transactions CANCELLED) rejects the cash-out', async () => {
+    const { id, tx } = await processing(3500);
+    await fake.setBatchStatus(fake.batchOf(tx).id, 'NOT_APPROVED', { statusMessage: 'El aprobador no aprobó el lote', transactions: 'CANCELLED' });
+    const rejected = await read(id);
+    assert.equal(rejected.status, 'rejected');
+    assert.equal(rejected.remarks, 'NOT_APPROVED: El aprobador no aprobó el lote');
   });
 
   test('without an event the reconciler asks the provider; a forged event changes nothing', async () => {
@@ -457,6 +477,149 @@ describe(`wompi payouts connector (${ENGINE})`, () => {
     // A sandbox trigger with a live key is bad input, whatever the rails.
     expectValidation(await cashout({ test_scenario: 'rejected' }), 'test_scenario');
     assert.equal(await count(), n);
+  });
+
+  describe('payout events are hints', () => {
+    test('an event is never settled from its own status: the provider is asked (read back) first', async () => {
+      const { id, tx } = await processing(11000);
+      // Signed with the company's secret (a leaked secret, or the provider's own event of another
+      // moment), but the provider still has the transaction PENDING.
+      const approved = resign(
+        fake.eventOf(tx, (e) => {
+          (e.data.transaction as { status: string }).status = 'APPROVED';
+        }),
+      );
+      assert.equal((await post(eventsPath, approved)).status, 200);
+      assert.equal((await read(id)).status, 'processing', 'the provider says PENDING: nothing paid out');
+      const failed = resign(
+        fake.eventOf(tx, (e) => {
+          (e.data.transaction as { status: string }).status = 'FAILED';
+        }),
+      );
+      assert.equal((await post(eventsPath, failed)).status, 200);
+      assert.equal((await read(id)).status, 'processing', 'nor rejected');
+      await fake.finalize(tx.id);
+      assert.equal((await read(id)).status, 'completed', 'the provider’s own word settles it');
+    });
+
+    test('the read-back must match: the provider’s amount other than the cash-out’s settles nothing (recorded)', async () => {
+      const { id, tx } = await processing(12000);
+      tx.amountInCents = 100; // what the provider holds under that transaction is not our amount
+      await fake.finalize(tx.id);
+      assert.equal((await read(id)).status, 'processing');
+      assert.match((await recorded(tx.id)).at(-1)!.problem ?? '', /amount 100 is not the recorded 1200000/);
+      tx.amountInCents = 1_200_000;
+      assert.equal(await fake.postEvent(tx), 200);
+      assert.equal((await read(id)).status, 'completed');
+    });
+
+    test('the read-back must match: a transaction other than the one recorded on the cash-out settles nothing', async () => {
+      const { id, tx } = await processing(12500);
+      // The provider's batch of this reference now holds another transaction id.
+      const other = { ...tx, id: '11111111-1111-4111-8111-111111111111' };
+      fake.transactions.delete(tx.id);
+      fake.transactions.set(other.id, other);
+      await fake.finalize(other.id, { event: false });
+      assert.equal(await fake.postBatchEvent(fake.batchOf(other)), 200);
+      assert.equal((await read(id)).status, 'processing');
+      assert.match((await recorded(fake.batchOf(other).id)).at(-1)!.problem ?? '', /is not the one recorded/);
+    });
+
+    test('stale and future events are refused (401) and recorded; the timestamp is in milliseconds', async () => {
+      const { id, tx } = await processing(13000);
+      await fake.finalize(tx.id, { event: false });
+      const now = h.clock.now().getTime();
+      const at = (timestamp: number) => resign({ ...fake.eventOf(tx), timestamp });
+      expectError(await post(eventsPath, at(now - 3_601_000)), 401, 'unauthenticated');
+      expectError(await post(eventsPath, at(now + 3_600_000)), 401, 'unauthenticated');
+      expectError(await post(eventsPath, at(Math.floor(now / 1000))), 401, 'unauthenticated'); // seconds: 1970 in ms
+      assert.equal((await read(id)).status, 'processing');
+      assert.deepEqual(
+        (await recorded(tx.id)).map((r) => r.problem),
+        ['refused: older than an hour', 'refused: from the future', 'refused: older than an hour'],
+      );
+      assert.equal((await post(eventsPath, at(now - 60_000))).status, 200, 'a minute old: accepted');
+      assert.equal((await read(id)).status, 'completed');
+    });
+
+    test('an event type the connector does not use is acknowledged (200), recorded and ignored', async () => {
+      const event = fake.otherEventOf('account.updated', { account: { id: fake.originAccountId, status: 'ACTIVE' } }, [
+        'account.id',
+        'account.status',
+      ]);
+      const res = await post(eventsPath, event);
+      assert.equal(res.status, 200, res.raw);
+      const rows = await h.runtime.deps.database.db
+        .selectFrom('connector_events')
+        .select(['verified', 'problem', 'company_id'])
+        .where('event', '=', 'account.updated')
+        .execute();
+      assert.deepEqual(rows, [{ verified: true, problem: 'ignored event type', company_id: co.company.id }]);
+    });
+
+    test('a read-back that fails is 503 (the provider sends the event again), recorded; the retry settles', async () => {
+      const { id, tx } = await processing(14000);
+      await fake.finalize(tx.id, { event: false });
+      fake.failNext('find_payout', '5xx');
+      const res = await post(eventsPath, fake.eventOf(tx), fake.eventOf(tx).signature.checksum);
+      expectError(res, 503, 'service_unavailable');
+      assert.equal((await read(id)).status, 'processing');
+      assert.equal((await recorded(tx.id)).at(-1)!.problem, 'read back unavailable');
+      assert.equal(await fake.postEvent(tx), 200);
+      assert.equal((await read(id)).status, 'completed');
+    });
+
+    test('each company’s own URL and secret: another company’s URL cannot settle this company’s cash-out', async () => {
+      const { id, tx } = await processing(15000);
+      await fake.finalize(tx.id, { event: false });
+      // Another company, on its own provider account (its own payouts events secret).
+      const mallory = await h.company('Otra Dispersora SAS');
+      const theirs = await mallory.req({
+        method: 'PUT',
+        url: '/v1/connectors/wompi',
+        env: 'live',
+        body: { ...paymentKeys(), ...payoutKeys(), payouts_events_secret: 'prod_events_mallory' },
+      });
+      assert.equal(theirs.status, 200, theirs.raw);
+      const theirPath = new URL(theirs.body.payouts_events_url).pathname;
+      assert.notEqual(theirPath, eventsPath);
+      // This company's genuine event on the other URL: that company's secret does not verify it.
+      expectError(await post(theirPath, fake.eventOf(tx)), 401);
+      // Signed with the other company's own secret, naming this company's transaction: not theirs.
+      assert.equal((await post(theirPath, resign(fake.eventOf(tx), 'prod_events_mallory'))).status, 200);
+      assert.equal((await read(id)).status, 'processing');
+      assert.deepEqual(
+        (await recorded(tx.id)).map((r) => [r.company_id, r.verified, r.problem]),
+        [
+          [mallory.company.id, false, 'bad checksum'],
+          [mallory.company.id, true, 'unknown payout'],
+        ],
+      );
+      // An events URL that belongs to no connector.
+      expectError(await post('/v1/rails/wompi/payout-events/cet_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', fake.eventOf(tx)), 401);
+      assert.equal(await fake.postEvent(tx), 200);
+      assert.equal((await read(id)).status, 'completed');
+    });
+
+    test('the deprecated URL: the cash-out found by network id names the company, whose secret verifies; then read back', async () => {
+      const { id, tx } = await processing(16000);
+      const legacy = '/v1/rails/wompi/payout-events';
+      const approved = resign(
+        fake.eventOf(tx, (e) => {
+          (e.data.transaction as { status: string }).status = 'APPROVED';
+        }),
+      );
+      assert.equal((await post(legacy, approved)).status, 200);
+      assert.equal((await read(id)).status, 'processing', 'read back: still PENDING at the provider');
+      expectError(await post(legacy, resign(fake.eventOf(tx), 'prod_events_mallory')), 401);
+      await fake.finalize(tx.id, { event: false });
+      // The checksum in the X-Event-Checksum header only.
+      const event = fake.eventOf(tx);
+      const checksum = event.signature.checksum;
+      event.signature.checksum = '';
+      assert.equal((await post(legacy, event, checksum)).status, 200);
+      assert.equal((await read(id)).status, 'completed');
+    });
   });
 
   describe('sandbox balances never feed a provider payout', () => {

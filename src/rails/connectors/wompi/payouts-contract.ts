@@ -175,12 +175,6 @@ export function payoutStanding(
   return { status: 'on_the_way' };
 }
 
-/** Transaction statuses that end a payout, and how: credited or not (null: still on the way). */
-export function payoutTransactionFinal(status: string): 'paid' | 'failed' | null {
-  const meaning = transactionMeaning(status);
-  return meaning === 'paid' || meaning === 'failed' ? meaning : null;
-}
-
 /** The remarks of a payout that failed: `FAILED: D07 La cuenta no existe`. */
 export function payoutRemarks(status: string, reason: WompiPayoutTransaction['failureReason'] | string | null | undefined): string {
   const text =

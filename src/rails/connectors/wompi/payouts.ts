@@ -9,6 +9,7 @@ import {
   payoutReference,
   payoutStanding,
   type WompiPayoutBatch,
+  type WompiPayoutTransaction,
 } from './payouts-contract.ts';
 
 /** The provider's banks, kept per payouts account for an hour (the list changes rarely). */
@@ -118,12 +119,31 @@ export class WompiPayouts implements PayoutPort {
 
   /** Where the batch's one transaction stands (payoutStanding: every documented batch and transaction status). */
   private async where(batch: WompiPayoutBatch, reference: string): Promise<PayoutOutcome> {
-    const transactions = await this.client.batchTransactions(batch.id);
-    const tx = transactions.find((t) => t.reference === reference) ?? (transactions.length === 1 ? transactions[0] : null);
+    const tx = oneTransaction(await this.client.batchTransactions(batch.id), reference);
     const networkId = tx?.id ?? batch.id;
     const standing = payoutStanding(batch, tx);
     if (standing.status === 'paid') return { status: 'paid', networkId };
     if (standing.status === 'failed') return { status: 'failed', networkId, remarks: standing.remarks };
     return { status: 'pending', networkId, settleAt: new Date(this.opts.clock.now().getTime() + this.opts.pollAfterMs) };
   }
+}
+
+/** The batch's transaction of this reference (a batch of one: its only one), or null. */
+function oneTransaction(transactions: WompiPayoutTransaction[], reference: string): WompiPayoutTransaction | null {
+  return transactions.find((t) => t.reference === reference) ?? (transactions.length === 1 ? transactions[0] : null);
+}
+
+/**
+ * What the provider holds for a cash-out, read only (never sends anything): the batch of its payout
+ * reference and that batch's transaction, or null when the provider has no batch of the reference.
+ * An event is checked against this, never trusted by itself (docs/connectors.md "Payouts").
+ */
+export async function readPayout(
+  client: WompiPayoutsClient,
+  cashoutId: string,
+): Promise<{ reference: string; batch: WompiPayoutBatch; transaction: WompiPayoutTransaction | null } | null> {
+  const reference = payoutReference(cashoutId);
+  const batch = await client.findBatch(reference);
+  if (!batch) return null;
+  return { reference, batch, transaction: oneTransaction(await client.batchTransactions(batch.id), reference) };
 }
