@@ -25,8 +25,9 @@ const normalName = (name: string) =>
 
 /**
  * Cash-outs through Wompi's Third-Party Payments API (rail `payout`): each cash-out is a batch of
- * one transaction whose batch and transaction references are the cash-out id, sent from the
- * merchant's origin account with the cash-out id as the idempotency key. Before sending, the batch
+ * one transaction whose batch and transaction references are the cash-out's payout reference (its
+ * id with `-` for `_`: the provider's charset), sent from the merchant's origin account with that
+ * reference as the idempotency key. Before sending, the batch
  * of that reference is looked up, so a retry, a restart or the reconciler finds the first batch
  * instead of paying twice (the provider keeps idempotency keys only 24 hours). The provider sends
  * to savings, checking and electronic-deposit accounts by ACH or within the bank: TURBO and
