@@ -39,6 +39,7 @@ describe(
     let companyId = '';
     let customerId = '';
     let cardId = '';
+    let eventsPath = '/v1/rails/wompi/events';
 
     const api = () => cluster.apis[0];
 
@@ -140,6 +141,9 @@ describe(
           },
         });
         assert.equal(connected.status, 200, JSON.stringify(connected.body));
+        // The company's own events URL (its token), on the API's port, which a restart keeps.
+        eventsPath = new URL(connected.body.events_url).pathname;
+        fake.eventsUrl = `${api().base}${eventsPath}`;
         customerId = idOf(await postOk('/v1/customers', { first_name: 'Ana', last_name: 'Fallas', email: 'ana@fallas.test' }, 'setup-customer'))!;
         const card = await postOk('/v1/cards', approvingCardBody(customerId), 'setup-card');
         cardId = idOf(card)!;
@@ -172,7 +176,7 @@ describe(
       const lost = await inFlight;
       assert.equal(lost.status, 0, 'the caller got no answer');
       await cluster.ensureRunning();
-      fake.eventsUrl = `${api().base}/v1/rails/wompi/events`;
+      fake.eventsUrl = `${api().base}${eventsPath}`;
       const retried = await postOk('/v1/charges', body, key);
       const chargeId = idOf(retried)!;
       assert.ok(['processing', 'paid'].includes(retried.body.status), JSON.stringify(retried.body));
@@ -270,6 +274,92 @@ describe(
         );
         assert.equal(await liveAvailable(), before - 2_500_050n);
         report('payout-sigkill', { cashout: cashoutId, batches: payouts.count('create_payout'), postings: postings.length });
+      },
+    );
+
+    test(
+      'SIGKILL of the API and the worker while the provider holds its refusal of a void: the refund fails once, the money back once',
+      { timeout: 180_000 },
+      async () => {
+        const paid = await postOk('/v1/charges', { ...chargeBody, customer_id: customerId, card_id: cardId, amount: 33000 }, 'fund-refund');
+        const chargeId = idOf(paid)!;
+        await approveAtProvider(chargeId);
+        const before = await liveAvailable();
+        fake.voidBehaviour = 'refuse';
+        fake.failNext('void_transaction', 'hold');
+        const inFlight = call(api(), liveKey, 'POST', `/v1/charges/${chargeId}/refund`, { body: {}, idem: 'fault-refund-1', timeoutMs: 60_000 });
+        assert.ok(await until(() => fake.calls.some((c) => c.operation === 'void_transaction'), 20_000, 20), 'the provider holds the void');
+        await api().kill('SIGKILL');
+        await cluster.worker.kill('SIGKILL');
+        assert.equal((await inFlight).status, 0, 'the caller got no answer');
+        await cluster.ensureRunning();
+        fake.eventsUrl = `${api().base}${eventsPath}`;
+        // The refund's reconciler (the worker) asks again: the provider refuses again, the refund ends.
+        const refundStatus = async () =>
+          (await db.query<{ status: string }>(`SELECT status FROM charge_refunds WHERE charge_id = $1`, [chargeId])).map((r) => r.status);
+        assert.ok(await until(async () => (await refundStatus()).includes('failed'), 60_000, 250), 'the refund ends failed');
+        fake.voidBehaviour = 'void';
+        assert.deepEqual(await refundStatus(), ['failed'], 'one refund');
+        assert.equal(await chargeStatus(chargeId), 'paid');
+        assert.equal(await liveAvailable(), before, 'the money is back, once');
+        const failedEvents = await db.query<{ n: string }>(
+          `SELECT count(*) AS n FROM events WHERE company_id = $1 AND type = 'charge.refund_failed' AND data->>'id' = $2`,
+          [companyId, chargeId],
+        );
+        assert.equal(Number(failedEvents[0].n), 1, 'charge.refund_failed once');
+        report('connector-refund-refused', { charge: chargeId, refunds: 1, refundFailedEvents: 1 });
+      },
+    );
+
+    test(
+      'SIGKILL while the provider holds a PSE create: the reconciler adopts the one transaction; its event, read back, pays it once',
+      { timeout: 180_000 },
+      async () => {
+        const payer = idOf(
+          await postOk(
+            '/v1/customers',
+            {
+              first_name: 'Pia',
+              last_name: 'Banco',
+              email: 'pia@fallas.test',
+              document_type: 'CC',
+              document_number: '1040506070',
+              phone: '+573005556677',
+            },
+            'setup-pse-payer',
+          ),
+        )!;
+        const before = await liveAvailable();
+        fake.failNext('create_transaction', 'hold');
+        const key = 'fault-pse-1';
+        const body = {
+          amount: 41000,
+          bank_id: bankId('1007'),
+          customer_id: payer,
+          redirect_url: 'https://tienda.example/gracias',
+          accept_terms: true,
+        };
+        const transactionsBefore = fake.transactions.size;
+        const inFlight = call(api(), liveKey, 'POST', '/v1/charges/banklink', { body, idem: key, timeoutMs: 60_000 });
+        assert.ok(await until(() => fake.transactions.size > transactionsBefore, 20_000, 20), 'the provider holds the transaction');
+        await api().kill('SIGKILL');
+        await cluster.worker.kill('SIGKILL');
+        assert.equal((await inFlight).status, 0, 'the caller got no answer');
+        await cluster.ensureRunning();
+        fake.eventsUrl = `${api().base}${eventsPath}`;
+        const retried = await postOk('/v1/charges/banklink', body, key);
+        const chargeId = idOf(retried)!;
+        assert.ok(await until(async () => (await chargeStatus(chargeId)) === 'processing', 60_000, 250), 'the reconciler adopts it');
+        assert.equal(providerTransactions(chargeId).length, 1, 'one provider transaction under the charge id');
+        const [tx] = providerTransactions(chargeId);
+        // A forged copy of its event with another amount changes nothing; the real one pays it.
+        assert.equal(await fake.postEvent({ ...tx, amount_in_cents: 100 }), 200);
+        assert.equal(await chargeStatus(chargeId), 'processing');
+        await approveAtProvider(chargeId);
+        await fake.postEvent(providerTransactions(chargeId)[0]); // a duplicate event
+        assert.equal(await paidEvents(chargeId), 1);
+        assert.equal(await liveAvailable(), before + 4_100_000n, 'credited once');
+        report('connector-pse-sigkill', { charge: chargeId, providerTransactions: 1, paidEvents: 1 });
       },
     );
   },

@@ -415,6 +415,8 @@ export function approvingCardBody(customerId: string): Record<string, unknown> {
     holder_name: 'Ana Fallas',
     customer_id: customerId,
     authorization: true,
+    // Live through a connector: the payer accepted the provider's contracts (ignored by the sandbox).
+    accept_terms: true,
   };
 }
 export const idOf = (a: Answer): string | undefined => a.body?.id ?? a.body?.data?.id;
