@@ -1767,6 +1767,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/rails/wompi/events/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Wompi's signed events, on the company's own events URL (events_url) */
+        post: operations["createRailWompiEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/rails/wompi/events": {
         parameters: {
             query?: never;
@@ -1776,8 +1793,25 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Wompi's signed events (configured in its dashboard) */
+        /** Wompi's signed events (deprecated URL: use the connector's events_url) */
         post: operations["receiveWompiEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/rails/wompi/payout-events/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Wompi's signed Third-Party Payments events, on the company's own URL (payouts_events_url) */
+        post: operations["createRailWompiPayoutEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1793,7 +1827,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Wompi's signed Third-Party Payments events (configured in its dashboard) */
+        /** Wompi's signed Third-Party Payments events (deprecated URL: use the connector's payouts_events_url) */
         post: operations["receiveWompiPayoutEvent"];
         delete?: never;
         options?: never;
@@ -2822,6 +2856,28 @@ export interface webhooks {
          *     A webhook created with `payload_format: legacy` receives OnePay’s older body instead: `{"<resource>": data, "event": {"type", "timestamp", "environment"}}` with the same `data` (SPEC’s invoicing payloads `invoice.stamped`, `invoice.stamp_rejected` and `invoice.credit_note_issued` keep this body in both formats).
          */
         post: operations["chargeRefundedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "charge.refund_failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * charge.refund_failed
+         * @description `data` is the charge (still paid) with `refund_failure`: the rail refused the refund; its amount is back in the available balance (docs/charges.md "Refunds"). Legacy body key: `charge`.
+         *
+         *     A webhook created with `payload_format: legacy` receives OnePay’s older body instead: `{"<resource>": data, "event": {"type", "timestamp", "environment"}}` with the same `data` (SPEC’s invoicing payloads `invoice.stamped`, `invoice.stamp_rejected` and `invoice.credit_note_issued` keep this body in both formats).
+         */
+        post: operations["chargeRefundFailedWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5963,6 +6019,144 @@ export interface components {
         /**
          * @example {
          *       "id": "evt_01jnbq3a9z1b3d5f7h9k1m3p5r",
+         *       "event": "charge.refund_failed",
+         *       "created_at": "2026-03-02T15:04:06.000Z",
+         *       "is_test": true,
+         *       "data": {
+         *         "id": "ch_01jnbq3a2b4d6f8h0k2m4p6r8t",
+         *         "status": "paid",
+         *         "amount": 150000,
+         *         "currency": "COP",
+         *         "title": "Cuota de octubre",
+         *         "customer_id": "0195a1b2-3c4d-7e5f-8a6b-7c8d9e0f1a2b",
+         *         "payment_method_type": "card",
+         *         "account_id": null,
+         *         "card_id": "card_01jnbq2x7d5f9h3k6m8p0r2t4v",
+         *         "external_id": "pedido-1001",
+         *         "splits": [],
+         *         "metadata": {},
+         *         "remarks": null,
+         *         "test_scenario": null,
+         *         "network_id": "sbx_ch_01jnbq3a2b4d6f8h0k2m4p6r8t",
+         *         "payment_intent_id": "pi_01jnbq3a2c5e7g9j1l3n5q7s9u",
+         *         "is_test": true,
+         *         "paid_at": "2026-03-02T15:04:06.000Z",
+         *         "failed_at": null,
+         *         "cancelled_at": null,
+         *         "refunded_at": null,
+         *         "disputed": false,
+         *         "dispute_id": null,
+         *         "bank_id": null,
+         *         "redirect_url": null,
+         *         "reference": null,
+         *         "url": null,
+         *         "qr": null,
+         *         "expires_at": null,
+         *         "phone": null,
+         *         "document_type": null,
+         *         "document": null,
+         *         "created_at": "2026-03-02T15:04:05.000Z",
+         *         "updated_at": "2026-03-02T15:04:06.000Z",
+         *         "refund_failure": {
+         *           "refund_id": "re_01k7x9q4m2v8c3n5b6z7y8w9t0",
+         *           "reason": "VOID_REFUSED: wompi refused (422 INPUT_VALIDATION_ERROR): transaction: La transacción ya no puede ser anulada",
+         *           "failed_at": "2026-03-03T10:00:00.000Z"
+         *         }
+         *       }
+         *     }
+         */
+        ChargeRefundFailedEvent: {
+            /** @description evt_…; also sent as the x-webhook-id header: deduplicate on it */
+            id: string;
+            /** @enum {string} */
+            event: "charge.refund_failed";
+            /** @description when it happened (ISO 8601) */
+            created_at: string;
+            /** @description true for test-mode events (test keys, test webhooks) */
+            is_test: boolean;
+            data: {
+                /** @description ch_… */
+                id: string;
+                /** @enum {string} */
+                status: "created" | "processing" | "paid" | "failed" | "refunded";
+                /** @description pesos */
+                amount: number;
+                /** @enum {string} */
+                currency: "COP" | "USD" | "MXN";
+                title: string;
+                customer_id: string;
+                /**
+                 * @description card, account (direct debit), banklink (bank-transfer link), rtkey (instant-key QR), walleta or walletb (wallet request-to-pay)
+                 * @enum {string}
+                 */
+                payment_method_type: "card" | "account" | "banklink" | "rtkey" | "walleta" | "walletb";
+                /** @description account charges: the debited account; walletb: the customer's wallet account the request was matched to */
+                account_id: string | null;
+                card_id: string | null;
+                external_id: string | null;
+                splits: {
+                    account_id: string | null;
+                    wallet_id: string;
+                    amount: number | null;
+                    percentage: number | null;
+                }[];
+                metadata: {
+                    [key: string]: string;
+                };
+                /** @description why the charge failed: a rejection reason, or CANCELLED */
+                remarks: string | null;
+                test_scenario: string | null;
+                /** @description the rail's reference of the debit */
+                network_id: string | null;
+                /** @description pi_…: the attempt, also readable at GET /v1/payment-intents/{id}; accepted wherever a charge id is */
+                payment_intent_id: string;
+                is_test: boolean;
+                paid_at: string | null;
+                failed_at: string | null;
+                cancelled_at: string | null;
+                refunded_at: string | null;
+                /** @description the card network or bank opened a dispute on this charge (charge.disputed); the status stays paid */
+                disputed: boolean;
+                /** @description dp_…: the dispute, at GET /v1/disputes/{id} (docs/disputes.md) */
+                dispute_id: string | null;
+                /** @description banklink: the payer's bank */
+                bank_id: string | null;
+                /** @description banklink: where the payer goes after the bank, with charge_id added to the query */
+                redirect_url: string | null;
+                /** @description banklink, rtkey: your reference, shown to the payer (rtkey: EMVCo tag 62) */
+                reference: string | null;
+                /** @description banklink: the bank page where the payer approves or declines; rtkey: a page with the QR */
+                url: string | null;
+                /** @description rtkey: the QR to show the payer */
+                qr: {
+                    /** @description EMVCo merchant-presented payload, CRC-16 in tag 63 */
+                    payload: string;
+                    /** @description the QR as a PNG data URL */
+                    image: string;
+                } | null;
+                /** @description banklink, rtkey, walletb: an open charge fails with remarks EXPIRED at this time */
+                expires_at: string | null;
+                /** @description walleta, walletb: the payer's wallet phone */
+                phone: string | null;
+                /** @description walletb: the payer's document type */
+                document_type: string | null;
+                /** @description walletb: the payer's document number */
+                document: string | null;
+                created_at: string;
+                updated_at: string;
+                refund_failure: {
+                    /** @description the refund the rail refused */
+                    refund_id: string;
+                    /** @description the rail's reason */
+                    reason: string;
+                    /** @description ISO 8601 */
+                    failed_at: string;
+                };
+            };
+        };
+        /**
+         * @example {
+         *       "id": "evt_01jnbq3a9z1b3d5f7h9k1m3p5r",
          *       "event": "cashout.processing",
          *       "created_at": "2026-03-02T15:04:06.000Z",
          *       "is_test": true,
@@ -6543,7 +6737,7 @@ export interface components {
             is_test: boolean;
             data: components["schemas"]["WalletTransaction"];
         };
-        WebhookEvent: components["schemas"]["PaymentEvent"] | components["schemas"]["PaymentIssueEvent"] | components["schemas"]["PaymentMessageEvent"] | components["schemas"]["ChargeEvent"] | components["schemas"]["CashoutEvent"] | components["schemas"]["SubscriptionEvent"] | components["schemas"]["AccountEvent"] | components["schemas"]["InvoiceEvent"] | components["schemas"]["InvoiceStampedEvent"] | components["schemas"]["InvoiceStampRejectedEvent"] | components["schemas"]["CreditNoteIssuedEvent"] | components["schemas"]["FiscalResolutionRangeAlertEvent"] | components["schemas"]["FiscalResolutionExpiringEvent"] | components["schemas"]["UtilityEvent"] | components["schemas"]["ConnectLinkEvent"] | components["schemas"]["BalanceUpdatedEvent"] | components["schemas"]["WalletTransactionEvent"];
+        WebhookEvent: components["schemas"]["PaymentEvent"] | components["schemas"]["PaymentIssueEvent"] | components["schemas"]["PaymentMessageEvent"] | components["schemas"]["ChargeEvent"] | components["schemas"]["ChargeRefundFailedEvent"] | components["schemas"]["CashoutEvent"] | components["schemas"]["SubscriptionEvent"] | components["schemas"]["AccountEvent"] | components["schemas"]["InvoiceEvent"] | components["schemas"]["InvoiceStampedEvent"] | components["schemas"]["InvoiceStampRejectedEvent"] | components["schemas"]["CreditNoteIssuedEvent"] | components["schemas"]["FiscalResolutionRangeAlertEvent"] | components["schemas"]["FiscalResolutionExpiringEvent"] | components["schemas"]["UtilityEvent"] | components["schemas"]["ConnectLinkEvent"] | components["schemas"]["BalanceUpdatedEvent"] | components["schemas"]["WalletTransactionEvent"];
         /**
          * @example {
          *       "data": [
@@ -9101,7 +9295,7 @@ export interface operations {
                     description?: string | null;
                     url: string;
                     /** @description event types to receive (SPEC.md "Event types"); only those GET /v1/events/types marks `emitted: true` */
-                    events: ("payment.created" | "payment.approved" | "payment.rejected" | "payment.refunded" | "payment.expired" | "payment.partially_paid" | "payment.partial_expired" | "payment.issue" | "payment.disputed" | "payment.message.delivered" | "payment.message.failed" | "payment.message.replied" | "payment.deleted" | "charge.created" | "charge.processing" | "charge.paid" | "charge.failed" | "charge.refunded" | "charge.disputed" | "cashout.created" | "cashout.processing" | "cashout.completed" | "cashout.rejected" | "cashout.cancelled" | "cashout.require_approval" | "cashout.turbo_onboarding" | "subscription.created" | "subscription.active" | "subscription.paid" | "subscription.pass_due" | "subscription.unpaid" | "subscription.canceled" | "subscription.finished" | "subscription.frozen" | "account.pending" | "account.connected" | "account.disconnected" | "account.validated" | "account.uncompleted" | "invoice.created" | "invoice.paid" | "invoice.canceled" | "invoice.stamped" | "invoice.stamp_rejected" | "invoice.credit_note_issued" | "fiscal_resolution.range_alert" | "fiscal_resolution.expiring" | "utility.paid" | "utility.rejected" | "connect_link.completed" | "balance.updated" | "wallet.transaction.created")[];
+                    events: ("payment.created" | "payment.approved" | "payment.rejected" | "payment.refunded" | "payment.expired" | "payment.partially_paid" | "payment.partial_expired" | "payment.issue" | "payment.disputed" | "payment.message.delivered" | "payment.message.failed" | "payment.message.replied" | "payment.deleted" | "charge.created" | "charge.processing" | "charge.paid" | "charge.failed" | "charge.refunded" | "charge.refund_failed" | "charge.disputed" | "cashout.created" | "cashout.processing" | "cashout.completed" | "cashout.rejected" | "cashout.cancelled" | "cashout.require_approval" | "cashout.turbo_onboarding" | "subscription.created" | "subscription.active" | "subscription.paid" | "subscription.pass_due" | "subscription.unpaid" | "subscription.canceled" | "subscription.finished" | "subscription.frozen" | "account.pending" | "account.connected" | "account.disconnected" | "account.validated" | "account.uncompleted" | "invoice.created" | "invoice.paid" | "invoice.canceled" | "invoice.stamped" | "invoice.stamp_rejected" | "invoice.credit_note_issued" | "fiscal_resolution.range_alert" | "fiscal_resolution.expiring" | "utility.paid" | "utility.rejected" | "connect_link.completed" | "balance.updated" | "wallet.transaction.created")[];
                     /** @description static token sent as x-webhook-token; generated when absent */
                     header?: string | null;
                     payload_format?: ("standard" | "legacy") | null;
@@ -9186,7 +9380,7 @@ export interface operations {
                     description?: string | null;
                     url?: string | null;
                     /** @description replaces the whole list */
-                    events?: ("payment.created" | "payment.approved" | "payment.rejected" | "payment.refunded" | "payment.expired" | "payment.partially_paid" | "payment.partial_expired" | "payment.issue" | "payment.disputed" | "payment.message.delivered" | "payment.message.failed" | "payment.message.replied" | "payment.deleted" | "charge.created" | "charge.processing" | "charge.paid" | "charge.failed" | "charge.refunded" | "charge.disputed" | "cashout.created" | "cashout.processing" | "cashout.completed" | "cashout.rejected" | "cashout.cancelled" | "cashout.require_approval" | "cashout.turbo_onboarding" | "subscription.created" | "subscription.active" | "subscription.paid" | "subscription.pass_due" | "subscription.unpaid" | "subscription.canceled" | "subscription.finished" | "subscription.frozen" | "account.pending" | "account.connected" | "account.disconnected" | "account.validated" | "account.uncompleted" | "invoice.created" | "invoice.paid" | "invoice.canceled" | "invoice.stamped" | "invoice.stamp_rejected" | "invoice.credit_note_issued" | "fiscal_resolution.range_alert" | "fiscal_resolution.expiring" | "utility.paid" | "utility.rejected" | "connect_link.completed" | "balance.updated" | "wallet.transaction.created")[] | null;
+                    events?: ("payment.created" | "payment.approved" | "payment.rejected" | "payment.refunded" | "payment.expired" | "payment.partially_paid" | "payment.partial_expired" | "payment.issue" | "payment.disputed" | "payment.message.delivered" | "payment.message.failed" | "payment.message.replied" | "payment.deleted" | "charge.created" | "charge.processing" | "charge.paid" | "charge.failed" | "charge.refunded" | "charge.refund_failed" | "charge.disputed" | "cashout.created" | "cashout.processing" | "cashout.completed" | "cashout.rejected" | "cashout.cancelled" | "cashout.require_approval" | "cashout.turbo_onboarding" | "subscription.created" | "subscription.active" | "subscription.paid" | "subscription.pass_due" | "subscription.unpaid" | "subscription.canceled" | "subscription.finished" | "subscription.frozen" | "account.pending" | "account.connected" | "account.disconnected" | "account.validated" | "account.uncompleted" | "invoice.created" | "invoice.paid" | "invoice.canceled" | "invoice.stamped" | "invoice.stamp_rejected" | "invoice.credit_note_issued" | "fiscal_resolution.range_alert" | "fiscal_resolution.expiring" | "utility.paid" | "utility.rejected" | "connect_link.completed" | "balance.updated" | "wallet.transaction.created")[] | null;
                     header?: string | null;
                     /** @description unsent or null keeps the current format */
                     payload_format?: ("standard" | "legacy") | null;
@@ -10237,6 +10431,8 @@ export interface operations {
                     customer_id: string;
                     /** @description true when the holder authorized charges on this card (required to charge it); default false */
                     authorization?: (boolean | ("true" | "false")) | null;
+                    /** @description live with a payment provider: true once the payer accepted the provider's terms and personal-data authorization (required then; recorded) */
+                    accept_terms?: (boolean | ("true" | "false")) | null;
                 };
             };
         };
@@ -10291,6 +10487,8 @@ export interface operations {
                     customer_id: string;
                     /** @description true when the holder authorized charges on this card; default false */
                     authorization?: (boolean | ("true" | "false")) | null;
+                    /** @description live with a payment provider: true once the payer accepted the provider's terms and personal-data authorization (required then; recorded) */
+                    accept_terms?: (boolean | ("true" | "false")) | null;
                 };
             };
         };
@@ -10903,6 +11101,8 @@ export interface operations {
                         key: string;
                         value: (string | number | boolean) | null;
                     }[]) | null;
+                    /** @description live with a payment provider: true once the payer accepted the provider's terms and personal-data authorization (required then; recorded) */
+                    accept_terms?: (boolean | ("true" | "false")) | null;
                 };
             };
         };
@@ -11077,6 +11277,8 @@ export interface operations {
                         key: string;
                         value: (string | number | boolean) | null;
                     }[]) | null;
+                    /** @description live with a payment provider: true once the payer accepted the provider's terms and personal-data authorization (required then; recorded) */
+                    accept_terms?: (boolean | ("true" | "false")) | null;
                 };
             };
         };
@@ -13974,6 +14176,34 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
         };
     };
+    createRailWompiEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        received: boolean;
+                        settled: string | null;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     receiveWompiEvent: {
         parameters: {
             query?: never;
@@ -13997,6 +14227,35 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createRailWompiPayoutEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        received: boolean;
+                        settled: string | null;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     receiveWompiPayoutEvent: {
@@ -14022,6 +14281,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getCustomerBalance: {
@@ -15076,7 +15336,7 @@ export interface operations {
                      * @description the event type that starts the flow (one GET /v1/events/types marks emitted)
                      * @enum {string}
                      */
-                    event: "payment.created" | "payment.approved" | "payment.rejected" | "payment.refunded" | "payment.expired" | "payment.partially_paid" | "payment.partial_expired" | "payment.issue" | "payment.disputed" | "payment.message.delivered" | "payment.message.failed" | "payment.message.replied" | "payment.deleted" | "charge.created" | "charge.processing" | "charge.paid" | "charge.failed" | "charge.refunded" | "charge.disputed" | "cashout.created" | "cashout.processing" | "cashout.completed" | "cashout.rejected" | "cashout.cancelled" | "cashout.require_approval" | "cashout.turbo_onboarding" | "subscription.created" | "subscription.active" | "subscription.paid" | "subscription.pass_due" | "subscription.unpaid" | "subscription.canceled" | "subscription.finished" | "subscription.frozen" | "account.pending" | "account.connected" | "account.disconnected" | "account.validated" | "account.uncompleted" | "invoice.created" | "invoice.paid" | "invoice.canceled" | "invoice.stamped" | "invoice.stamp_rejected" | "invoice.credit_note_issued" | "fiscal_resolution.range_alert" | "fiscal_resolution.expiring" | "utility.paid" | "utility.rejected" | "connect_link.completed" | "balance.updated" | "wallet.transaction.created";
+                    event: "payment.created" | "payment.approved" | "payment.rejected" | "payment.refunded" | "payment.expired" | "payment.partially_paid" | "payment.partial_expired" | "payment.issue" | "payment.disputed" | "payment.message.delivered" | "payment.message.failed" | "payment.message.replied" | "payment.deleted" | "charge.created" | "charge.processing" | "charge.paid" | "charge.failed" | "charge.refunded" | "charge.refund_failed" | "charge.disputed" | "cashout.created" | "cashout.processing" | "cashout.completed" | "cashout.rejected" | "cashout.cancelled" | "cashout.require_approval" | "cashout.turbo_onboarding" | "subscription.created" | "subscription.active" | "subscription.paid" | "subscription.pass_due" | "subscription.unpaid" | "subscription.canceled" | "subscription.finished" | "subscription.frozen" | "account.pending" | "account.connected" | "account.disconnected" | "account.validated" | "account.uncompleted" | "invoice.created" | "invoice.paid" | "invoice.canceled" | "invoice.stamped" | "invoice.stamp_rejected" | "invoice.credit_note_issued" | "fiscal_resolution.range_alert" | "fiscal_resolution.expiring" | "utility.paid" | "utility.rejected" | "connect_link.completed" | "balance.updated" | "wallet.transaction.created";
                     /** @description all must hold for the action to run */
                     filters?: {
                         /** @description dotted path into the event data, e.g. `amount` or `customer.phone` */
@@ -16637,6 +16897,86 @@ export interface operations {
                  *     }
                  */
                 "application/json": components["schemas"]["ChargeEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answered within 30 seconds acknowledges the delivery; anything else is retried for about 3 days. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    chargeRefundFailedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Hex HMAC-SHA256 of the raw body bytes with the webhook’s `secret`. Verify it over the bytes received, before parsing. */
+                Signature: string;
+                /** @description The webhook’s `header` value (a second check that the call comes from Recaudo). */
+                "x-webhook-token": string;
+                /** @description The event type. */
+                "x-webhook-event": string;
+                /** @description The event id (the body’s `id` in the standard format): deliveries are at least once, deduplicate on it. */
+                "x-webhook-id": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_01jnbq3a9z1b3d5f7h9k1m3p5r",
+                 *       "event": "charge.refund_failed",
+                 *       "created_at": "2026-03-02T15:04:06.000Z",
+                 *       "is_test": true,
+                 *       "data": {
+                 *         "id": "ch_01jnbq3a2b4d6f8h0k2m4p6r8t",
+                 *         "status": "paid",
+                 *         "amount": 150000,
+                 *         "currency": "COP",
+                 *         "title": "Cuota de octubre",
+                 *         "customer_id": "0195a1b2-3c4d-7e5f-8a6b-7c8d9e0f1a2b",
+                 *         "payment_method_type": "card",
+                 *         "account_id": null,
+                 *         "card_id": "card_01jnbq2x7d5f9h3k6m8p0r2t4v",
+                 *         "external_id": "pedido-1001",
+                 *         "splits": [],
+                 *         "metadata": {},
+                 *         "remarks": null,
+                 *         "test_scenario": null,
+                 *         "network_id": "sbx_ch_01jnbq3a2b4d6f8h0k2m4p6r8t",
+                 *         "payment_intent_id": "pi_01jnbq3a2c5e7g9j1l3n5q7s9u",
+                 *         "is_test": true,
+                 *         "paid_at": "2026-03-02T15:04:06.000Z",
+                 *         "failed_at": null,
+                 *         "cancelled_at": null,
+                 *         "refunded_at": null,
+                 *         "disputed": false,
+                 *         "dispute_id": null,
+                 *         "bank_id": null,
+                 *         "redirect_url": null,
+                 *         "reference": null,
+                 *         "url": null,
+                 *         "qr": null,
+                 *         "expires_at": null,
+                 *         "phone": null,
+                 *         "document_type": null,
+                 *         "document": null,
+                 *         "created_at": "2026-03-02T15:04:05.000Z",
+                 *         "updated_at": "2026-03-02T15:04:06.000Z",
+                 *         "refund_failure": {
+                 *           "refund_id": "re_01k7x9q4m2v8c3n5b6z7y8w9t0",
+                 *           "reason": "VOID_REFUSED: wompi refused (422 INPUT_VALIDATION_ERROR): transaction: La transacción ya no puede ser anulada",
+                 *           "failed_at": "2026-03-03T10:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ChargeRefundFailedEvent"];
             };
         };
         responses: {

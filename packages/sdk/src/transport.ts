@@ -31,8 +31,8 @@ const POSTS_WITHOUT_KEY: RegExp[] = [
   /^\/v1\/flows$/,
   /^\/v1\/request-to-pay\/walleta\/[^/]+\/confirm$/,
   /^\/v1\/companies\/[^/]+\/keys$/,
-  /^\/v1\/rails\/wompi\/events$/,
-  /^\/v1\/rails\/wompi\/payout-events$/,
+  /^\/v1\/rails\/wompi\/events(\/[^/]+)?$/,
+  /^\/v1\/rails\/wompi\/payout-events(\/[^/]+)?$/,
   /^\/v1\/rails\/messaging\/status$/,
 ];
 
