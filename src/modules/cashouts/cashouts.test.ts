@@ -281,6 +281,19 @@ describe(`cash-outs (${ENGINE})`, () => {
     expectError(await co.req({ url: `/v1/cashouts/${p.id}/resolve`, env: 'live', body: { action: 'complete' } }), 404);
   });
 
+  test('resolve refuses a cash-out a provider handled (its network id is the provider’s): no return by hand', async () => {
+    await fund(30000);
+    const p = (await cashout({ test_scenario: 'pending' })).body;
+    h.clock.advance(h.config.sandboxCashoutDelayMs * 10);
+    await runJobs([p.id]);
+    // As if a connector on the provider's sandbox had sent it (issue 28: a test balance fed a real payout, then was "returned").
+    await h.runtime.deps.database.db.updateTable('cashouts').set({ network_id: '118-1795833333-provider' }).where('id', '=', p.id).execute();
+    for (const action of ['complete', 'reject']) {
+      expectError(await co.req({ url: `/v1/cashouts/${p.id}/resolve`, body: { action } }), 422);
+    }
+    assert.equal((await get(p.id)).status, 'processing', 'only the provider settles it');
+  });
+
   test('list filters, get, 404 across companies and environments, auth', async () => {
     const list = await co.req({ url: `/v1/cashouts?filter[customer_id]=${customer}&filter[method]=ACH&filter[status]=completed` });
     assert.equal(list.status, 200, list.raw);

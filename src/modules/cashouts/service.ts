@@ -533,6 +533,15 @@ export async function resolveCashout(ctx: RequestContext, id: string, body: Reso
         message: `The cash-out is ${row.status}; ${body.action} applies to ${from[body.action].join(' or ')} test cash-outs.`,
       });
     }
+    // A cash-out a provider's connector handled (its sandbox, in a test environment) is settled only
+    // by the provider's word: a return by hand would put money back that the provider sent.
+    const handled = row.network_id ? !row.network_id.startsWith('sbx_') : Boolean(await ctx.deps.rails.connectors.find(scope, 'payout'));
+    if (handled) {
+      throw new ApiError('not_resolvable', {
+        message:
+          "The cash-out cannot be resolved: a payment provider's connector handles this environment's payouts; only the provider's own word settles it (its events or the reconciler).",
+      });
+    }
     if (body.action === 'return') return toCashoutResponse(await transition(trx, scope, row, 'return', { remarks: RETURNED_REMARKS }));
     const outcome: PayoutOutcome =
       body.action === 'complete'
