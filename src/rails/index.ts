@@ -34,7 +34,7 @@ export {
 } from './debit.ts';
 export type { BanklinkPort, BanklinkSession } from './banklink.ts';
 export type { PolledOutcome, RailPayer } from './payer.ts';
-export { RailRefused } from './payer.ts';
+export { PROVIDER_FINAL_WITHIN_MS, ProviderNeverFinal, RailRefused } from './payer.ts';
 export { QrRegistrationFailed, type QrRegistration, type RtkeyPort } from './rtkey.ts';
 export type { WalletOutcome, WalletPort, WalletRequest } from './wallets.ts';
 export type { EnrollmentOutcome, EnrollmentPort, EnrollmentRequest } from './enrollment.ts';

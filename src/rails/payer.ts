@@ -27,3 +27,18 @@ export class RailRefused extends Error {
     this.name = 'RailRefused';
   }
 }
+
+/**
+ * How long a provider may keep an operation PENDING before the reconcilers stop asking by
+ * themselves: from then on their job fails until it is dead (`recaudo jobs list --dead`,
+ * `recaudo_jobs_dead`), for a person to look at. Nothing is ever settled by a guess.
+ */
+export const PROVIDER_FINAL_WITHIN_MS = 72 * 3_600_000;
+
+/** The error a reconciler throws once a provider has kept an operation open past PROVIDER_FINAL_WITHIN_MS. */
+export class ProviderNeverFinal extends Error {
+  constructor(what: string, sinceMs: number) {
+    super(`${what}: the provider has had no final word for ${Math.round(sinceMs / 3_600_000)} h; a person must look (nothing was guessed)`);
+    this.name = 'ProviderNeverFinal';
+  }
+}

@@ -8,7 +8,7 @@ import { formatPesos, parseMinor } from '../../platform/money.ts';
 import { normalizeMetadata, type MetadataInput } from '../../platform/validation.ts';
 import { maxTransactionCop } from '../payments/queries.ts';
 import { chargeRail } from './rails.ts';
-import { RailRefused, type RailPayer } from '../../rails/index.ts';
+import { PROVIDER_FINAL_WITHIN_MS, ProviderNeverFinal, RailRefused, type RailPayer } from '../../rails/index.ts';
 import { findBanklinkBank } from '../banks/service.ts';
 import { customerAsPayer } from '../customers/service.ts';
 import { EXPIRED_REMARKS, FINAL, LATE_APPROVAL_REMARKS } from './lifecycle.ts';
@@ -398,12 +398,6 @@ export function isOverdue(charge: ChargeRow, now: Date): boolean {
 }
 
 /**
- * How long past a charge's expiry the expire job keeps asking a provider that answers PENDING;
- * after it the job fails until it is dead (a person looks), never guessed.
- */
-export const PROVIDER_FINAL_WITHIN_MS = 72 * 3_600_000;
-
-/**
  * The expire job (at `expires_at`): an open banklink, rtkey or walletb charge fails with remarks
  * EXPIRED (charge.failed), and the rail withdraws the session, QR or request. Idempotent.
  */
@@ -430,7 +424,7 @@ export async function runExpire(deps: AppDeps, payload: Record<string, unknown>)
       const overdueMs = deps.clock.now().getTime() - new Date(charge.expires_at).getTime();
       if (overdueMs > PROVIDER_FINAL_WITHIN_MS) {
         // Bounded: the job fails from here on and ends dead (recaudo jobs list --dead, /metrics) for a person to look at.
-        throw new Error(`charge ${charge.id}: the provider has had no final word for ${Math.round(overdueMs / 3_600_000)} h past its expiry`);
+        throw new ProviderNeverFinal(`charge ${charge.id} (past its expiry)`, overdueMs);
       }
       await deps.jobs.enqueue(deps.database.db, EXPIRE_JOB, payload, new Date(deps.clock.now().getTime() + deps.config.connectorPollAfterMs));
       return;
@@ -470,5 +464,7 @@ export async function reconcilePayerCharge(deps: AppDeps, charge: ChargeRow): Pr
     await settlePayerCharge(deps, scope, charge.id, polled, { fromProvider: true });
     return;
   }
+  const openMs = deps.clock.now().getTime() - new Date(charge.created_at).getTime();
+  if (openMs > PROVIDER_FINAL_WITHIN_MS) throw new ProviderNeverFinal(`charge ${charge.id}`, openMs);
   await schedulePoll(deps, deps.database.db, charge);
 }

@@ -6,7 +6,7 @@ import { ApiError } from '../../platform/errors/api-error.ts';
 import { FINAL, REFUND_MACHINE } from './lifecycle.ts';
 import type { ChargeRow } from './present.ts';
 import { findCharge, lockCharge } from './queries.ts';
-import { RefundRefused, type DebitOutcome, type DebitRequest } from '../../rails/index.ts';
+import { PROVIDER_FINAL_WITHIN_MS, ProviderNeverFinal, RefundRefused, type DebitOutcome, type DebitRequest } from '../../rails/index.ts';
 import { postTogether, recordCollection } from '../ledger/service.ts';
 import { chargeSplitShares } from './ledger.ts';
 import { emitEvent } from '../../platform/outbox/outbox.ts';
@@ -241,6 +241,11 @@ export async function runReconcile(deps: AppDeps, payload: Record<string, unknow
   const rail = await chargeRail(deps, scope, method);
   const request = await debitRequestFor(db, charge);
   const outcome = await askRail(deps, method, () => (charge.status === 'created' ? rail.debit(request) : rail.status(request)));
+  // A provider that keeps a debit PENDING for days: the reconciler stops asking by itself (job dead, a person looks).
+  const openMs = deps.clock.now().getTime() - new Date(charge.created_at).getTime();
+  if (outcome.status === 'pending' && outcome.settleAt && rail.name !== 'sandbox' && openMs > PROVIDER_FINAL_WITHIN_MS) {
+    throw new ProviderNeverFinal(`charge ${charge.id}`, openMs);
+  }
   await saveDebitOutcome(deps, scope, charge.id, outcome);
 }
 

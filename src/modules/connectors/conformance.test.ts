@@ -244,6 +244,24 @@ describe('wompi conformance', () => {
     assert.deepEqual(types.slice(-2), ['charge.failed', 'charge.paid']);
   });
 
+  test('every reconciler ends: a provider PENDING for more than 72 hours makes the job fail (dead in the end), never a guess', async () => {
+    const { customer, card } = await liveCard();
+    const res = await co.req({ url: '/v1/charges', env: 'live', body: { amount: 52000, title: 'Pedido 99', customer_id: customer, card_id: card } });
+    assert.equal(res.body.status, 'processing');
+    const pse = await banklink(await payerCustomer(), { amount: 52000 });
+    assert.equal(pse.body.status, 'processing');
+    h.clock.advance(73 * 3_600_000);
+    await assert.rejects(runChargeJobs(h, [res.body.id]), /no final word for 73 h/);
+    await assert.rejects(runChargeJobs(h, [pse.body.id], EXPIRE_JOB), /no final word/);
+    assert.equal((await charge(res.body.id)).status, 'processing', 'nothing settled by a guess');
+    assert.equal((await charge(pse.body.id)).status, 'processing');
+    // The provider's word still settles them whenever it comes.
+    await fake.finalize(txOf(res.body.id).id);
+    assert.equal((await charge(res.body.id)).status, 'paid');
+    await fake.finalize(txOf(pse.body.id).id);
+    assert.equal((await charge(pse.body.id)).status, 'paid');
+  });
+
   test('a void the provider refuses: the refund fails with its reason, the money is back, charge.refund_failed', async () => {
     const { customer, card } = await liveCard();
     const res = await co.req({ url: '/v1/charges', env: 'live', body: { amount: 60000, title: 'Pedido 12', customer_id: customer, card_id: card } });

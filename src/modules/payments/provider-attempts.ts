@@ -5,7 +5,7 @@ import type { IntentRow } from './queries.ts';
 import type { PaymentMethod } from './tables.ts';
 import type { Executor } from '../../platform/db/database.ts';
 import { ApiError } from '../../platform/errors/api-error.ts';
-import type { MoneyRail, PolledOutcome, RailScope } from '../../rails/index.ts';
+import { PROVIDER_FINAL_WITHIN_MS, ProviderNeverFinal, type MoneyRail, type PolledOutcome, type RailScope } from '../../rails/index.ts';
 import type { ProviderConsent } from '../../rails/debit.ts';
 import { settleIntent, settleIntentIn, startIntentIn } from './intents.ts';
 import { inTenant } from '../../platform/scope.ts';
@@ -110,6 +110,8 @@ export async function runAttemptPoll(deps: AppDeps, payload: Record<string, unkn
       await settleAttemptFromProvider(deps, scope, intentId, { status: 'declined', remarks: 'TIMEOUT' });
       return;
     }
+    // PENDING at the provider for days: the poll stops asking by itself (job dead, a person looks; never guessed).
+    if (!polled.unknown && age > PROVIDER_FINAL_WITHIN_MS) throw new ProviderNeverFinal(`attempt ${intentId}`, age);
     return scheduleAttemptPoll(deps, deps.database.db, scope, intentId, payload.rail as MoneyRail);
   }
   await settleAttemptFromProvider(deps, scope, intentId, polled);
