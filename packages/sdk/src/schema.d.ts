@@ -1777,7 +1777,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Wompi's signed events, on the company's own events URL (events_url) */
-        post: operations["createRailWompiEvent"];
+        post: operations["receiveCompanyWompiEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1811,7 +1811,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Wompi's signed Third-Party Payments events, on the company's own URL (payouts_events_url) */
-        post: operations["createRailWompiPayoutEvent"];
+        post: operations["receiveCompanyWompiPayoutEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -14176,7 +14176,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
         };
     };
-    createRailWompiEvent: {
+    receiveCompanyWompiEvent: {
         parameters: {
             query?: never;
             header?: never;
@@ -14230,7 +14230,7 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    createRailWompiPayoutEvent: {
+    receiveCompanyWompiPayoutEvent: {
         parameters: {
             query?: never;
             header?: never;

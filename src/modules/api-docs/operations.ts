@@ -25,6 +25,8 @@ export const OPERATION_ID_OVERRIDES: Readonly<Record<string, string>> = {
   'POST /v1/customers/login/verify': 'verifyCustomerLoginCode',
   'POST /v1/rails/wompi/events': 'receiveWompiEvent',
   'POST /v1/rails/wompi/payout-events': 'receiveWompiPayoutEvent',
+  'POST /v1/rails/wompi/events/{token}': 'receiveCompanyWompiEvent',
+  'POST /v1/rails/wompi/payout-events/{token}': 'receiveCompanyWompiPayoutEvent',
   'POST /v1/campaigns/import-messages': 'importCampaignMessages',
   'GET /v1/utilities/providers/{id}/bills/{reference}': 'getUtilityBill',
   'GET /v1/reports/collections': 'getCollectionsReport',
