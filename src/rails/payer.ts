@@ -14,7 +14,9 @@ export interface RailPayer {
 }
 
 /** `pending` with `unknown`: the provider holds no operation under the reference (the create never reached it, so far). */
-export type PolledOutcome = { status: 'approved' } | { status: 'declined'; remarks: string } | { status: 'pending'; unknown?: boolean };
+export type PolledOutcome =
+  /** `networkId`: the provider's id of the operation, when it has one (recorded with the outcome). */
+  { status: 'approved'; networkId?: string } | { status: 'declined'; remarks: string; networkId?: string } | { status: 'pending'; unknown?: boolean };
 
 /**
  * The provider refused to open the operation (a PSE session, a Nequi push) definitively — bad data,

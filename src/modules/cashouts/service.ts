@@ -11,7 +11,7 @@ import { askRail, requestOrigin, runOutsideCall, settleAlone } from '../../platf
 import { emitEvent } from '../../platform/outbox/outbox.ts';
 import { inTenant, loadInScope, type Tenant } from '../../platform/scope.ts';
 import { applyTransition, insertWithTransition } from '../../platform/state-machine.ts';
-import type { PayoutBeneficiary, PayoutOutcome, PayoutRequest } from '../../rails/index.ts';
+import { PROVIDER_FINAL_WITHIN_MS, ProviderNeverFinal, type PayoutBeneficiary, type PayoutOutcome, type PayoutRequest } from '../../rails/index.ts';
 import { findAccountView, type AccountView } from '../accounts/queries.ts';
 import { offersTurbo } from '../banks/catalogue.ts';
 import {
@@ -658,6 +658,13 @@ export async function runCashoutReconcile(deps: AppDeps, payload: Record<string,
   const rail = await deps.rails.money(tenant, 'payout');
   const request = await payoutRequest(deps, row);
   const outcome = await askRail(deps, 'payout', () => rail.send(request));
+  if (outcome.status === 'pending' && rail.name !== 'sandbox') {
+    // Every reconciler ends: a provider still without a final word 72 hours past the expected
+    // arrival stops being asked by itself (the job fails until dead, a person looks; the money stays held).
+    const from = Math.max(new Date(row.created_at).getTime(), row.expected_arrival_at ? new Date(row.expected_arrival_at).getTime() : 0);
+    const waitedMs = deps.clock.now().getTime() - from;
+    if (waitedMs > PROVIDER_FINAL_WITHIN_MS) throw new ProviderNeverFinal(`cash-out ${row.id}`, waitedMs);
+  }
   await settleAlone(deps, tenant, (trx, scope) => settlePayout(trx, scope, row.id, outcome));
 }
 

@@ -334,7 +334,7 @@ export async function settleRegistrationIn(trx: Transaction<DB>, s: ServiceScope
 }
 
 /** The payer's (or the wallet's) answer to a payer charge. */
-export type PayerOutcome = { status: 'approved' } | { status: 'declined'; remarks: string };
+export type PayerOutcome = { status: 'approved'; networkId?: string } | { status: 'declined'; remarks: string; networkId?: string };
 export type SettleOutcome = PayerOutcome | { status: 'expired' };
 
 /**
@@ -375,7 +375,14 @@ export async function settlePayerChargeIn(
   if (row.status === 'failed' && opts.fromProvider && outcome.status === 'approved') {
     // The provider approved a charge that had expired (or been cancelled) here: the payer paid, so
     // the money is kept — paid, collected and refundable — never lost. Remarks say so.
-    row = await applyChargeTransition(trx, s, chargeId, 'late_approve', { remarks: LATE_APPROVAL_REMARKS }, row);
+    row = await applyChargeTransition(
+      trx,
+      s,
+      chargeId,
+      'late_approve',
+      { remarks: LATE_APPROVAL_REMARKS, network_id: outcome.networkId ?? row.network_id },
+      row,
+    );
     return { row, applied: true, expired: false };
   }
   if (FINAL.includes(row.status)) return { row, applied: false, expired: false };
@@ -386,7 +393,15 @@ export async function settlePayerChargeIn(
     return { row, applied: true, expired: true };
   }
   if (row.status === 'created')
-    row = await applyChargeTransition(trx, s, chargeId, 'submit', { network_id: row.network_id ?? `sbx_${row.payment_method_type}_${row.id}` }, row);
+    row = await applyChargeTransition(
+      trx,
+      s,
+      chargeId,
+      'submit',
+      // The provider's id when its word settles it (a lost registration answer); the sandbox's otherwise.
+      { network_id: ('networkId' in outcome ? outcome.networkId : undefined) ?? row.network_id ?? `sbx_${row.payment_method_type}_${row.id}` },
+      row,
+    );
   if (outcome.status === 'approved') row = await applyChargeTransition(trx, s, chargeId, 'approve', {}, row);
   else row = await applyChargeTransition(trx, s, chargeId, 'decline', { remarks: outcome.remarks }, row);
   return { row, applied: true, expired: false };

@@ -6,7 +6,7 @@ import { emitEvent } from '../../platform/outbox/outbox.ts';
 import { inTenant } from '../../platform/scope.ts';
 import { toChargeResponse, type ChargeRow } from './present.ts';
 import { lockCharge } from './queries.ts';
-import { chargeRail, CONNECTOR_HANDLED, RAIL_OF_METHOD } from './rails.ts';
+import { chargeRail, RAIL_OF_METHOD } from './rails.ts';
 import type { DisputeReporting } from '../../rails/disputes.ts';
 import type { Tenant } from '../../platform/scope.ts';
 import type { AppDeps } from '../../platform/context.ts';
@@ -27,9 +27,6 @@ export async function lockDisputableCharge(trx: Transaction<DB>, scope: Tenant, 
   if (charge.status !== 'paid') {
     throw new ApiError('charge_is_not_paid', { message: `The charge is ${charge.status}; only a paid charge can be disputed.` });
   }
-  // A paid charge carries its rail's network id: a provider's (not `sbx_…`) means a connector handled it.
-  if (charge.network_id && !charge.network_id.startsWith('sbx_'))
-    throw new ApiError('test_only', { message: `The charge cannot be disputed here: ${CONNECTOR_HANDLED}.` });
   const refund = await trx
     .selectFrom('charge_refunds')
     .select('id')

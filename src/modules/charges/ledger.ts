@@ -1,7 +1,7 @@
 import type { Transaction } from 'kysely';
 import type { DB } from '../../platform/db/schema.ts';
 import { percentageOf } from '../../platform/money.ts';
-import { findTransaction, postTogether, recordCollection, reverse, type LedgerScope, type SplitShare } from '../ledger/service.ts';
+import { findTransaction, postTogether, recordCollection, reverse, type LedgerScope, type LedgerSource, type SplitShare } from '../ledger/service.ts';
 import type { ChargeRow } from './present.ts';
 
 /**
@@ -40,10 +40,22 @@ export async function postChargeCollection(trx: Transaction<DB>, scope: LedgerSc
  * available balance without a lock and the collection's reversal then locks it, so the balance
  * notices must wait for the end of both (docs/ledger.md "Lock order").
  */
-export async function postChargeRefund(trx: Transaction<DB>, scope: LedgerScope, charge: Pick<ChargeRow, 'id'>): Promise<void> {
+export async function postChargeRefund(
+  trx: Transaction<DB>,
+  scope: LedgerScope,
+  charge: Pick<ChargeRow, 'id'>,
+  /**
+   * Where the money to refund was collected: the charge, or — after a refund the rail refused —
+   * that refund, whose failure collected it back (failRefundIn). Each collection is reversed once.
+   */
+  collectedBy: LedgerSource = chargeSource(charge),
+): Promise<void> {
   await postTogether(trx, scope, async () => {
-    const split = await findTransaction(trx, scope, { kind: 'split', source: chargeSource(charge) });
+    const split = await findTransaction(trx, scope, { kind: 'split', source: collectedBy });
     if (split) await reverse(trx, scope, { transactionId: split.id });
-    await reverse(trx, scope, { kind: 'collection', source: chargeSource(charge) });
+    await reverse(trx, scope, { kind: 'collection', source: collectedBy });
   });
 }
+
+/** The source of the collection a refused refund posted to give the money back (failRefundIn). */
+export const failedRefundSource = (refund: { id: string }): LedgerSource => ({ type: 'charge_refund', id: refund.id });

@@ -4,7 +4,7 @@ import { ApiError, validationError } from '../../platform/errors/api-error.ts';
 import { prefixedId } from '../../platform/ids.ts';
 import { parseMinor } from '../../platform/money.ts';
 import { REJECTION_REASONS } from '../payments/schemas.ts';
-import { postChargeRefund } from './ledger.ts';
+import { failedRefundSource, postChargeRefund } from './ledger.ts';
 import { CANCELLABLE, CANCELLED_REMARKS, REFUND_MACHINE, RESOLVABLE } from './lifecycle.ts';
 import { toChargeResponse } from './present.ts';
 import { loadCharge } from './queries.ts';
@@ -106,7 +106,18 @@ async function requestRefund(
           succeeded_at: null,
         },
       });
-      await postChargeRefund(trx, scope, charge);
+      // After a refused refund the money was collected back under that refund: this one reverses that collection.
+      const lastFailed = await trx
+        .selectFrom('charge_refunds')
+        .select('id')
+        .$call(inTenant(ctx))
+        .where('charge_id', '=', charge.id)
+        .where('status', '=', 'failed')
+        .orderBy('failed_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(1)
+        .executeTakeFirst();
+      await postChargeRefund(trx, scope, charge, lastFailed ? failedRefundSource(lastFailed) : undefined);
       const safetyJobId = await ctx.deps.jobs.enqueue(
         trx,
         RECONCILE_JOB,

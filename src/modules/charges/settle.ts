@@ -8,7 +8,7 @@ import type { ChargeRow } from './present.ts';
 import { findCharge, lockCharge } from './queries.ts';
 import { PROVIDER_FINAL_WITHIN_MS, ProviderNeverFinal, RefundRefused, type DebitOutcome, type DebitRequest } from '../../rails/index.ts';
 import { postTogether, recordCollection } from '../ledger/service.ts';
-import { chargeSplitShares } from './ledger.ts';
+import { chargeSplitShares, failedRefundSource } from './ledger.ts';
 import { emitEvent } from '../../platform/outbox/outbox.ts';
 import { toChargeResponse } from './present.ts';
 import { iso } from '../../platform/scope.ts';
@@ -130,7 +130,7 @@ export async function failRefundIn(trx: Transaction<DB>, s: ServiceScope, refund
     await recordCollection(trx, s, {
       currency: charge.currency,
       amount: charge.amount,
-      source: { type: 'charge_refund', id: refund.id },
+      source: failedRefundSource(refund),
       splits: chargeSplitShares(charge),
     });
   });

@@ -216,7 +216,9 @@ describe('wompi conformance', () => {
     await runChargeJobs(h, [res.body.id], EXPIRE_JOB);
     assert.notEqual((await charge(res.body.id)).status, 'failed', 'the provider was asked: it holds a PENDING transaction');
     await fake.finalize(txOf(res.body.id).id);
-    assert.equal((await charge(res.body.id)).status, 'paid');
+    const paid = await charge(res.body.id);
+    assert.equal(paid.status, 'paid');
+    assert.equal(paid.network_id, txOf(res.body.id).id, 'the provider’s id, never a sandbox one');
   });
 
   test('a charge expired with nothing at the provider, then approved late: paid (LATE_APPROVAL), the money kept', async () => {
@@ -239,6 +241,7 @@ describe('wompi conformance', () => {
     const paid = await charge(res.body.id);
     assert.equal(paid.status, 'paid');
     assert.equal(paid.remarks, 'LATE_APPROVAL');
+    assert.equal(paid.network_id, late.id, 'the provider’s transaction is recorded');
     assert.equal((await balance(co, 'COP', 'live')).available - before, 94000, 'the money is in the balance');
     const types = (await chargeEvents(h, co, res.body.id)).map((e) => e.type);
     assert.deepEqual(types.slice(-2), ['charge.failed', 'charge.paid']);
@@ -287,10 +290,34 @@ describe('wompi conformance', () => {
     } finally {
       fake.voidBehaviour = 'void';
     }
-    // The company may refund again once the provider takes it.
+    // Refused again: the money comes back once more, never twice (the second refund took it first).
+    fake.voidBehaviour = 'refuse';
+    try {
+      expectError(await co.req({ url: `/v1/charges/${res.body.id}/refund`, env: 'live', body: {} }), 422, 'rail_refund_unavailable');
+    } finally {
+      fake.voidBehaviour = 'void';
+    }
+    assert.equal((await balance(co, 'COP', 'live')).available, before, 'after two refusals, the balance is what it was');
+    // The company may refund again once the provider takes it: the money leaves once.
     const again = await co.req({ url: `/v1/charges/${res.body.id}/refund`, env: 'live', body: {} });
     assert.equal(again.status, 200, again.raw);
     assert.equal(again.body.status, 'refunded');
+    assert.equal((await balance(co, 'COP', 'live')).available, before - 60000, 'the refund took the money out');
+  });
+
+  test('a void done whose answer was lost: the retry, refused by the provider, reads the transaction back and succeeds', async () => {
+    const { customer, card } = await liveCard();
+    const res = await co.req({ url: '/v1/charges', env: 'live', body: { amount: 62000, title: 'Pedido 14', customer_id: customer, card_id: card } });
+    await fake.finalize(txOf(res.body.id).id);
+    const before = (await balance(co, 'COP', 'live')).available;
+    fake.failNext('void_transaction', 'lose_answer');
+    const lost = await co.req({ url: `/v1/charges/${res.body.id}/refund`, env: 'live', body: {} });
+    assert.equal(lost.status, 503, lost.raw);
+    assert.equal(txOf(res.body.id).status, 'VOIDED', 'the provider did void it');
+    h.clock.advance(h.config.chargeReconcileDelayMs + 1);
+    await runChargeJobs(h, [res.body.id]);
+    assert.equal((await charge(res.body.id)).status, 'refunded', 'not a failed refund: the money is not credited back');
+    assert.equal((await balance(co, 'COP', 'live')).available, before - 62000);
   });
 
   test('a void answered 201 with an empty body is read back: the refund succeeds, never left pending', async () => {
@@ -334,6 +361,39 @@ describe('wompi conformance', () => {
       'public_key',
     );
     assert.equal((await co.req({ url: '/v1/connectors/wompi' })).status, 404, 'nothing saved');
+  });
+
+  test('settings saved before that rule (a test environment on production) are never used: the sandbox answers, production is not called', async () => {
+    const legacy = await h.company('Tienda Antigua SAS');
+    const put = await legacy.req({
+      method: 'PUT',
+      url: '/v1/connectors/wompi',
+      body: {
+        provider_environment: 'sandbox',
+        public_key: sandboxFake.publicKey,
+        private_key: sandboxFake.privateKey,
+        events_secret: sandboxFake.eventsSecret,
+        integrity_secret: sandboxFake.integritySecret,
+      },
+    });
+    assert.equal(put.status, 200, put.raw);
+    // As an earlier release could have stored it: the test environment at the provider's production.
+    await h.runtime.deps.database.db
+      .updateTable('connector_settings')
+      .set({ provider_environment: 'production' })
+      .where('company_id', '=', legacy.company.id)
+      .where('environment', '=', 'test')
+      .execute();
+    const calls = fake.calls.length + sandboxFake.calls.length;
+    const customer = await createCustomer(legacy, 'test', 'Lucia');
+    const card = await legacy.req({ url: '/v1/cards', body: cardBody(customer, {}) });
+    assert.equal(card.status, 200, card.raw);
+    const paid = await legacy.req({ url: '/v1/charges', body: { amount: 10000, title: 'Pedido 2', customer_id: customer, card_id: card.body.id } });
+    assert.equal(paid.body.status, 'paid', 'the built-in sandbox answered');
+    assert.equal(fake.calls.length + sandboxFake.calls.length, calls, 'no provider was called');
+    const health = await legacy.req({ url: '/v1/connectors/wompi/health' });
+    expectError(health, 404, 'record_not_found');
+    assert.match(health.body.message, /test keys never reach/);
   });
 
   test('sandbox helpers refuse what a connector handles: resolve, dispute, test_scenario in a test environment on the provider’s sandbox', async () => {
@@ -397,5 +457,8 @@ describe('wompi conformance', () => {
       body: { title: 'Factura de marzo', description: 'Servicio', amount: 150000, test_scenario: 'INSUFFICIENT_FUNDS' },
     });
     expectValidation(payment, 'test_scenario');
+    const plain = await other.req({ url: '/v1/payments', body: { title: 'Factura de abril', description: 'Servicio', amount: 150000 } });
+    assert.equal(plain.status, 200, plain.raw);
+    expectError(await other.req({ url: `/v1/payments/${plain.body.id}/resolve`, body: { action: 'approve' } }), 422);
   });
 });

@@ -6,7 +6,7 @@ import { WompiPayoutsClient } from '../../rails/connectors/wompi/payouts-client.
 import { countOpenCharges } from '../charges/queries.ts';
 import { RAIL_OF_METHOD } from '../charges/rails.ts';
 import type { ConnectorHealthResponse } from './schemas.ts';
-import { readConnectorSettings } from './settings.ts';
+import { readConnectorSettings, unusableSettingsProblem } from './settings.ts';
 
 /**
  * GET /v1/connectors/{name}/health (docs/connectors.md "Operating"): whether the provider accepts
@@ -17,7 +17,12 @@ import { readConnectorSettings } from './settings.ts';
 export async function connectorHealth(deps: AppDeps, scope: Tenant, name: ConnectorName): Promise<ConnectorHealthResponse> {
   const db = deps.database.db;
   const settings = await readConnectorSettings(deps, db, scope);
-  if (!settings) throw new ApiError('record_not_found', { message: `No ${name} connector is configured for this environment.` });
+  if (!settings) {
+    const unusable = await unusableSettingsProblem(db, scope);
+    throw new ApiError('record_not_found', {
+      message: unusable ? `The ${name} connector is not used: ${unusable}.` : `No ${name} connector is configured for this environment.`,
+    });
+  }
   const client = connectorClient(settings, { timeoutMs: Math.min(deps.config.railCallTimeoutMs, 10_000) });
   let problem: string | null = null;
   const started = performance.now();

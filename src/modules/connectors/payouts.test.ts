@@ -366,6 +366,17 @@ describe(`wompi payouts connector (${ENGINE})`, () => {
     assert.equal((await read(id)).status, 'completed');
   });
 
+  test('a batch on hold for days: the reconciler stops asking by itself (job dead, a person looks), the money still held', async () => {
+    const { id, tx } = await processing(6100);
+    await fake.setBatchStatus(fake.batchOf(tx).id, 'AFE_ON_HOLD', { statusMessage: 'En revisión antifraude' });
+    h.clock.advance(12 * 86_400_000);
+    await assert.rejects(reconcile([id]), /no final word/);
+    assert.equal((await read(id)).status, 'processing', 'nothing settled by a guess');
+    await fake.setBatchStatus(fake.batchOf(tx).id, 'PENDING');
+    await fake.finalize(tx.id);
+    assert.equal((await read(id)).status, 'completed', 'the provider’s word still settles it');
+  });
+
   test('AFE_REJECTED (anti-fraud rejection) rejects the cash-out with remarks and releases the money: by event', async () => {
     const before = await balance(co, 'COP', 'live');
     const { id, tx } = await processing(7000);

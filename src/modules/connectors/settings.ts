@@ -82,7 +82,7 @@ export function newEventsToken(): string {
 export async function findSettingsByEventsToken(deps: SettingsDeps, db: Executor, token: string): Promise<(ConnectorSettings & Tenant) | undefined> {
   if (!/^cet_[A-Za-z0-9_-]{16,64}$/.test(token)) return undefined;
   const row = await db.selectFrom('connector_settings').selectAll().where('events_token', '=', token).executeTakeFirst();
-  return row ? { ...openSettings(deps, row), companyId: row.company_id, environment: row.environment } : undefined;
+  return row && usable(row) ? { ...openSettings(deps, row), companyId: row.company_id, environment: row.environment } : undefined;
 }
 
 export async function getConnector(deps: SettingsDeps, db: Executor, scope: Tenant, name: ConnectorName): Promise<ConnectorResponse> {
@@ -199,7 +199,24 @@ export async function deleteConnector(db: Executor, scope: Tenant, name: Connect
 /** The settings with secrets opened, for the rails (null when none). */
 export async function readConnectorSettings(deps: SettingsDeps, db: Executor, scope: Tenant): Promise<ConnectorSettings | null> {
   const row = await findRow(db, scope, 'wompi');
-  return row ? openSettings(deps, row) : null;
+  return row && usable(row) ? openSettings(deps, row) : null;
+}
+
+/**
+ * Test never touches production, also for settings saved before PUT refused it: a test
+ * environment's row that points at the provider's production is never used (its rails are the
+ * built-in sandbox, its events URL answers 401) until it is PUT again with sandbox keys.
+ */
+function usable(row: Pick<SettingsRow, 'environment' | 'provider_environment'>): boolean {
+  return !(row.environment === 'test' && row.provider_environment !== 'sandbox');
+}
+
+/** Why the environment's stored settings are not used, or null (the health view says it). */
+export async function unusableSettingsProblem(db: Executor, scope: Tenant): Promise<string | null> {
+  const row = await findRow(db, scope, 'wompi');
+  return row && !usable(row)
+    ? "these settings point a test environment at the provider's production, which test keys never reach: PUT the provider's sandbox keys (provider_environment sandbox)"
+    : null;
 }
 
 export function openSettings(deps: SettingsDeps, row: SettingsRow): ConnectorSettings {

@@ -11,6 +11,7 @@ import { applyTransition, insertWithTransition } from '../../platform/state-mach
 import { inTenant, iso, loadInScope, type Tenant } from '../../platform/scope.ts';
 import type { DisputeClosing, DisputeOutcome, DisputeReason, DisputeReport, DisputeReporting } from '../../rails/disputes.ts';
 import { chargeDisputeRail, lockDisputableCharge, markChargeDisputed } from '../charges/disputes.ts';
+import { CONNECTOR_HANDLED } from '../charges/rails.ts';
 import { loadCharge } from '../charges/queries.ts';
 import { holdPayout, postPayout, releaseHold } from '../ledger/service.ts';
 import {
@@ -223,6 +224,11 @@ export async function disputeCharge(ctx: RequestContext, id: string, body: OpenD
   if (charge.dispute_id) return getDispute(ctx, charge.dispute_id);
   if (charge.status !== 'paid')
     throw new ApiError('charge_is_not_paid', { message: `The charge is ${charge.status}; only a paid charge can be disputed.` });
+  // The sandbox helper, never for a charge a provider's connector handled (its network id is the
+  // provider's): only the provider reports its disputes (openDisputeFromRail).
+  if (charge.network_id && !charge.network_id.startsWith('sbx_')) {
+    throw new ApiError('test_only', { message: `The charge cannot be disputed here: ${CONNECTOR_HANDLED}.` });
+  }
   const amount = disputedAmount(body, charge.amount);
   const { rail, port } = await chargeDisputeRail(ctx.deps, ctx, charge);
   return openThroughRail(ctx, port, rail, { reference: charge.id, amount, currency: charge.currency, reason: body.reason ?? 'general' });

@@ -1,6 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import type { AppDeps, RequestContext, ServiceScope } from '../../platform/context.ts';
-import type { MoneyRail, RailScope } from '../../rails/index.ts';
+import type { RailScope } from '../../rails/index.ts';
 import { inTransaction, type Executor } from '../../platform/db/database.ts';
 import type { DB } from '../../platform/db/schema.ts';
 import { ApiError, validationError } from '../../platform/errors/api-error.ts';
@@ -343,11 +343,9 @@ export async function resolvePayment(
       throw validationError({ remarks: [`must be one of ${REJECTION_REASONS.join(', ')}`] });
 
     let intent = await findOpenIntent(trx, scope, current.id);
-    // An attempt a provider's connector holds is settled only by the provider's word.
-    if (intent && (await ctx.deps.rails.connectors.find(scope, intent.method as MoneyRail))) {
-      throw new ApiError('not_resolvable', {
-        message: `The payment's attempt ${intent.id} is with the payment provider: ${CONNECTOR_HANDLES_PAYMENTS}.`,
-      });
+    // In an environment a provider's connector serves, attempts are settled only by the provider's word.
+    if (await connectorServesPayments(ctx.deps, scope)) {
+      throw new ApiError('not_resolvable', { message: `The payment cannot be resolved: ${CONNECTOR_HANDLES_PAYMENTS}.` });
     }
     if (!intent) {
       let amount: bigint | undefined;

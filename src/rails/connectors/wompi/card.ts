@@ -158,8 +158,13 @@ export class WompiCard implements DebitPort {
     try {
       voided = await this.client.voidTransaction(tx.id);
     } catch (error) {
-      if (error instanceof WompiRefused && error.status !== 401 && error.status !== 403)
-        throw new RefundRefused(`VOID_REFUSED: ${error.message}`.slice(0, 250));
+      if (error instanceof WompiRefused && error.status !== 401 && error.status !== 403) {
+        // A refusal may answer a void already done (a retry after a lost answer): the transaction decides.
+        const after = await this.client.getTransaction(tx.id);
+        if (after.status === 'VOIDED') return { status: 'succeeded', networkId: after.id ?? tx.id };
+        if (after.status === 'APPROVED') throw new RefundRefused(`VOID_REFUSED: ${error.message}`.slice(0, 250));
+        throw new WompiUnavailable(`wompi: void of ${tx.id} refused while it is ${after.status}`);
+      }
       throw error;
     }
     const now = voided?.status ? voided : await this.client.getTransaction(tx.id);

@@ -20,12 +20,12 @@ export function debitOutcomeOf(tx: WompiTransaction, settleAt: Date): DebitOutco
 export function polledOutcomeOf(tx: WompiTransaction): PolledOutcome {
   switch (tx.status) {
     case 'APPROVED':
-      return { status: 'approved' };
+      return { status: 'approved', networkId: tx.id };
     case 'DECLINED':
     case 'ERROR':
-      return { status: 'declined', remarks: remarksOf(tx) };
+      return { status: 'declined', remarks: remarksOf(tx), networkId: tx.id };
     case 'VOIDED':
-      return { status: 'declined', remarks: 'VOIDED' };
+      return { status: 'declined', remarks: 'VOIDED', networkId: tx.id };
     default:
       return { status: 'pending' };
   }
