@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 /**
  * The payment page's card tokenizer (docs/pages.md "Live card payments: tokenized in the
  * browser"): a small first-party script, served by these pages from their own origin (the page's
- * CSP allows `script-src 'self'` and, in `connect-src`, only the provider's origin). On a card form
+ * CSP allows it by the page's nonce (`script-src 'nonce-…'` only) and, in `connect-src`, only the provider's origin). On a card form
  * marked `data-tokenize` it checks the card as the server-side form does, sends it from the
  * payer's browser straight to the provider's tokenization (`data-token-url`, with the company's
  * public key in `data-public-key`), and posts to Recaudo only the provider's single-use token,

@@ -127,7 +127,7 @@ export interface PageOptions {
   script?: string;
   /**
    * First-party scripts served by these pages (same origin, with their Subresource Integrity
-   * hash): the page's CSP then allows `script-src 'self'`.
+   * hash), each carrying the page's nonce: the CSP allows no other script, same origin included.
    */
   scripts?: { src: string; integrity: string }[];
   /** Origins the page's scripts may call (its CSP's `connect-src`): a provider's card tokenization. None by default. */
@@ -137,8 +137,7 @@ export interface PageOptions {
 export interface RenderedPage {
   body: string;
   nonce: string;
-  /** What the page's CSP must allow beyond its nonce: its first-party scripts, the origins they call. */
-  selfScripts?: boolean;
+  /** What the page's CSP must allow beyond its nonce: the origins its scripts call. */
   connectOrigins?: string[];
 }
 
@@ -162,21 +161,20 @@ ${opts.body}
 </main>
 <footer><p>Pagos seguros con Recaudo</p></footer>
 ${opts.script ? html`<script nonce="${nonce}">${raw(opts.script)}</script>` : ''}
-${(opts.scripts ?? []).map((s) => html`<script src="${s.src}" integrity="${s.integrity}" defer></script>`)}
+${(opts.scripts ?? []).map((s) => html`<script nonce="${nonce}" src="${s.src}" integrity="${s.integrity}" defer></script>`)}
 </body>
 </html>`;
-  return { body: doc.value, nonce, selfScripts: Boolean(opts.scripts?.length), connectOrigins: opts.connectOrigins ?? [] };
+  return { body: doc.value, nonce, connectOrigins: opts.connectOrigins ?? [] };
 }
 
 /**
  * Sends a page with the headers every payer page carries: never cached (card forms), never framed
- * (clickjacking), a CSP that allows only this page's own inline style and script (and, when the
- * page says so, its first-party scripts and the origins they call), and forms that post here
+ * (clickjacking), a CSP that allows only this page's own style and scripts (by its nonce; when the
+ * page says so, the origins its scripts call), and forms that post here
  * (plus the merchant's origin, where a completed payment redirects).
  */
 export function sendPage(reply: FastifyReply, status: number, rendered: RenderedPage, opts: { formOrigins?: string[] } = {}): FastifyReply {
   const formAction = ["'self'", ...(opts.formOrigins ?? [])].join(' ');
-  const scriptSrc = [`'nonce-${rendered.nonce}'`, ...(rendered.selfScripts ? ["'self'"] : [])].join(' ');
   const connect = rendered.connectOrigins?.length ? `; connect-src ${rendered.connectOrigins.join(' ')}` : '';
   return reply
     .code(status)
@@ -187,7 +185,7 @@ export function sendPage(reply: FastifyReply, status: number, rendered: Rendered
     .header('referrer-policy', 'same-origin')
     .header(
       'content-security-policy',
-      `default-src 'none'; style-src 'nonce-${rendered.nonce}'; script-src ${scriptSrc}; img-src data:${connect}; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
+      `default-src 'none'; style-src 'nonce-${rendered.nonce}'; script-src 'nonce-${rendered.nonce}'; img-src data:${connect}; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
     )
     .send(rendered.body);
 }

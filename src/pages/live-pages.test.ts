@@ -109,19 +109,21 @@ describe('live payer pages through a provider', () => {
     assert.match(body, /<input type="checkbox" id="consent-card" name="consent" value="1" required/);
     assert.match(body, /autorizo el tratamiento de mis datos personales[^<]*Ley 1581 de 2012/);
 
-    // The CSP stays strict: the nonce and our own origin for scripts, the provider alone for connections.
+    // The CSP stays strict: scripts by the page's nonce only, the provider alone for connections.
     const csp = String(page.headers['content-security-policy']);
     assert.match(csp, /default-src 'none'/);
-    assert.match(csp, /script-src 'nonce-[^']+' 'self';/);
+    assert.match(csp, /script-src 'nonce-[^']+';/, 'the nonce alone: not even same-origin scripts without it');
+    const nonce = /'nonce-([^']+)'/.exec(csp)![1];
     assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval|\*/);
     assert.match(csp, new RegExp(`connect-src ${new URL(fake.url).origin};`));
-    const tag = /<script src="(\/pay\/assets\/tarjeta\.js\?v=[0-9a-f]{12})" integrity="(sha384-[^"]+)" defer><\/script>/.exec(body);
+    const tag = /<script nonce="([^"]+)" src="(\/pay\/assets\/tarjeta\.js\?v=[0-9a-f]{12})" integrity="(sha384-[^"]+)" defer><\/script>/.exec(body);
     assert.ok(tag, 'the tokenizer is a first-party script with its integrity hash');
-    const script = await h.app.inject({ method: 'GET', url: tag[1] });
+    assert.equal(tag[1], nonce, 'the tokenizer carries the page’s nonce');
+    const script = await h.app.inject({ method: 'GET', url: tag[2] });
     assert.equal(script.statusCode, 200);
     assert.match(String(script.headers['content-type']), /^text\/javascript/);
     assert.equal(script.headers['x-content-type-options'], 'nosniff');
-    assert.equal(`sha384-${createHash('sha384').update(script.rawPayload).digest('base64')}`, tag[2], 'the integrity matches what is served');
+    assert.equal(`sha384-${createHash('sha384').update(script.rawPayload).digest('base64')}`, tag[3], 'the integrity matches what is served');
 
     // Test payments (the sandbox) keep the server-side form: named inputs, no script, no connect-src.
     const sandbox = await createPayment(co, { amount: 70000 });
