@@ -159,3 +159,22 @@ export function banklinkBody(customerId: string, extra: Record<string, unknown> 
     ...extra,
   };
 }
+
+/** A customer with what PSE through a provider asks of a payer: an identity document, an e-mail and a mobile. */
+export async function pseCustomer(co: Company, env: 'test' | 'live' = 'live', extra: Record<string, unknown> = {}): Promise<string> {
+  const res = await co.req({
+    url: '/v1/customers',
+    env,
+    body: {
+      first_name: 'Marta',
+      last_name: 'Rojas',
+      email: 'marta@example.com',
+      document_type: 'CC',
+      document_number: '1020304050',
+      phone: '+573001234567',
+      ...extra,
+    },
+  });
+  assert.equal(res.status, 200, res.raw);
+  return res.body.id as string;
+}

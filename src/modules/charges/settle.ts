@@ -98,16 +98,10 @@ export async function saveRefundOutcome(deps: AppDeps, scope: Omit<ServiceScope,
   return settleAlone(deps, scope, (trx, s) => settleRefundIn(trx, s, refundId));
 }
 
-/**
- * A refund the rail refused definitively (RefundRefused): pending → failed with the reason, the
- * money back in the balance as it was before the refund (a new collection of the charge's amount
- * and splits, source the refund: a reversal is never reversed), and charge.refund_failed with the
- * charge (still paid) and `refund_failure`. A refund no longer pending is left as it is.
- */
-export async function failRefundIn(trx: Transaction<DB>, s: ServiceScope, refundId: string, reason: string): Promise<ChargeRow> {
+/** A refund and its charge, locked in the order used everywhere: the charge, then its refund. */
+async function lockRefund(trx: Transaction<DB>, s: ServiceScope, refundId: string) {
   const found = await trx.selectFrom('charge_refunds').select('charge_id').$call(inTenant(s)).where('id', '=', refundId).executeTakeFirst();
   if (!found) throw new ApiError('record_not_found');
-  // Lock order everywhere: the charge, then its refund.
   const charge = (await lockCharge(trx, s, found.charge_id))!;
   const refund = await trx
     .selectFrom('charge_refunds')
@@ -116,6 +110,17 @@ export async function failRefundIn(trx: Transaction<DB>, s: ServiceScope, refund
     .where('id', '=', refundId)
     .forUpdate()
     .executeTakeFirstOrThrow();
+  return { charge, refund };
+}
+
+/**
+ * A refund the rail refused definitively (RefundRefused): pending → failed with the reason, the
+ * money back in the balance as it was before the refund (a new collection of the charge's amount
+ * and splits, source the refund: a reversal is never reversed), and charge.refund_failed with the
+ * charge (still paid) and `refund_failure`. A refund no longer pending is left as it is.
+ */
+export async function failRefundIn(trx: Transaction<DB>, s: ServiceScope, refundId: string, reason: string): Promise<ChargeRow> {
+  const { charge, refund } = await lockRefund(trx, s, refundId);
   if (refund.status !== 'pending') return charge;
   const now = s.deps.clock.now();
   const failureReason = reason.slice(0, 500);
@@ -158,17 +163,9 @@ export async function saveRefundFailure(
 
 /** saveRefundOutcome inside the caller's transaction (the settle step of the refund request). */
 export async function settleRefundIn(trx: Transaction<DB>, s: ServiceScope, refundId: string): Promise<ChargeRow> {
-  const found = await trx.selectFrom('charge_refunds').select('charge_id').$call(inTenant(s)).where('id', '=', refundId).executeTakeFirst();
-  if (!found) throw new ApiError('record_not_found');
-  // Lock order everywhere: the charge, then its refund.
-  let charge = (await lockCharge(trx, s, found.charge_id))!;
-  const refund = await trx
-    .selectFrom('charge_refunds')
-    .selectAll()
-    .$call(inTenant(s))
-    .where('id', '=', refundId)
-    .forUpdate()
-    .executeTakeFirstOrThrow();
+  const locked = await lockRefund(trx, s, refundId);
+  let charge = locked.charge;
+  const refund = locked.refund;
   if (refund.status === 'pending') {
     const now = s.deps.clock.now();
     await applyTransition(trx, s, REFUND_MACHINE, {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createHarness, expectError, expectValidation, send, type Company, type Harness } from '../../../test/harness.ts';
 import { FakeWompi } from '../../../test/fakes/wompi-server.ts';
 import { cardBody, createCustomer } from '../../../test/support/cards.ts';
-import { balance, BANCOLOMBIA, chargeEvents, runChargeJobs } from '../../../test/support/charges.ts';
+import { balance, BANCOLOMBIA, chargeEvents, runChargeJobs, pseCustomer } from '../../../test/support/charges.ts';
 import { EXPIRE_JOB } from '../charges/jobs.ts';
 import { bankId } from '../banks/catalogue.ts';
 import { ATTEMPT_NEVER_REACHED_MS, POLL_ATTEMPT_JOB, runAttemptPoll } from '../payments/provider-attempts.ts';
@@ -224,24 +224,7 @@ describe('wompi connector', () => {
     assert.equal(listed.body.data.length, 0);
   });
 
-  /** A live customer with what PSE asks of a payer: an identity document and an e-mail. */
-  async function payerCustomer(extra: Record<string, unknown> = {}) {
-    const res = await co.req({
-      url: '/v1/customers',
-      env: 'live',
-      body: {
-        first_name: 'Marta',
-        last_name: 'Rojas',
-        email: 'marta@example.com',
-        document_type: 'CC',
-        document_number: '1020304050',
-        phone: '+573001234567',
-        ...extra,
-      },
-    });
-    assert.equal(res.status, 200, res.raw);
-    return res.body.id as string;
-  }
+  const payerCustomer = (extra: Record<string, unknown> = {}) => pseCustomer(co, 'live', extra);
 
   const banklink = (customer: string, extra: Record<string, unknown> = {}) =>
     co.req({

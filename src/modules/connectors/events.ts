@@ -52,7 +52,15 @@ export function staleness(timestamp: unknown, now: Date, unit: 's' | 'ms' = 's')
   return null;
 }
 
-const refuse = (message: string) => new ApiError('unauthenticated', { message });
+export const refuse = (message: string) => new ApiError('unauthenticated', { message });
+
+/** The settings (tenant and secrets) of a company's events URL; an unknown token is recorded and 401. */
+export async function settingsOfEventsUrl(deps: AppDeps, token: string, recorded: RecordedEvent): Promise<ConnectorSettings & Tenant> {
+  const found = await findSettingsByEventsToken(deps, deps.database.db, token);
+  if (found) return found;
+  await recordConnectorEvent(deps, { ...recorded, problem: 'unknown events URL' });
+  throw refuse('This events URL belongs to no connector.');
+}
 
 /**
  * POST /v1/rails/wompi/events/{token} (and the deprecated URL without a token). An event is a hint,
@@ -87,11 +95,7 @@ export async function receiveWompiEvent(deps: AppDeps, body: unknown, token: str
   let settings: ConnectorSettings | null | undefined;
   let scope: Tenant | undefined;
   if (token !== null) {
-    const found = await findSettingsByEventsToken(deps, db, token);
-    if (!found) {
-      await recordConnectorEvent(deps, { ...base, problem: 'unknown events URL' });
-      throw refuse('This events URL belongs to no connector.');
-    }
+    const found = await settingsOfEventsUrl(deps, token, base);
     scope = { companyId: found.companyId, environment: found.environment };
     settings = found;
   } else {

@@ -8,8 +8,8 @@ import { WompiPayoutRefused, WompiPayoutsClient } from '../../rails/connectors/w
 import { payoutStanding } from '../../rails/connectors/wompi/payouts-contract.ts';
 import { readPayout } from '../../rails/connectors/wompi/payouts.ts';
 import { CASHOUT_ID, findCashoutByNetworkId, settleCashoutFromRail } from '../cashouts/service.ts';
-import { recordConnectorEvent, staleness, type RecordedEvent } from './events.ts';
-import { findSettingsByEventsToken, readConnectorSettings } from './settings.ts';
+import { recordConnectorEvent, refuse, settingsOfEventsUrl, staleness, type RecordedEvent } from './events.ts';
+import { readConnectorSettings } from './settings.ts';
 
 /** The Third-Party Payments event types the connector acts on; any other verified event is acknowledged and ignored. */
 const USED_EVENTS = ['transaction.updated', 'payout.updated'];
@@ -25,7 +25,6 @@ type Ack = { received: boolean; settled: string | null };
 
 const text = (v: unknown, max = 100) => (typeof v === 'string' && v ? v.slice(0, max) : null);
 const object = <T>(v: unknown): T | undefined => (v && typeof v === 'object' ? (v as T) : undefined);
-const refuse = (message: string) => new ApiError('unauthenticated', { message });
 
 /** The cash-out a payout reference names (`co-abc…` is the cash-out `co_abc…`), or null. */
 function cashoutIdOf(reference: string | null): string | null {
@@ -98,11 +97,7 @@ export async function receiveWompiPayoutEvent(
   let scope: Tenant;
   let settings: ConnectorSettings | null;
   if (token !== null) {
-    const found = await findSettingsByEventsToken(deps, db, token);
-    if (!found) {
-      await recordConnectorEvent(deps, { ...base, problem: 'unknown events URL' });
-      throw refuse('This events URL belongs to no connector.');
-    }
+    const found = await settingsOfEventsUrl(deps, token, base);
     scope = { companyId: found.companyId, environment: found.environment };
     settings = found;
   } else {
