@@ -100,10 +100,16 @@ export async function sessionPaymentMethods(req: FastifyRequest): Promise<Sessio
 }
 
 /** POST /customers/session/payment-methods: the card of a single-use token, saved authorized for the session's customer. */
-export async function addSessionCard(req: FastifyRequest, token: string): Promise<SessionCard> {
+export async function addSessionCard(req: FastifyRequest, token: string, acceptTerms?: boolean | null): Promise<SessionCard> {
   const session = guardedSession(req);
   try {
-    const card = await createCardFromToken(req.ctx, { card_token: token, customer_id: session.customerId, authorization: true });
+    // The payer's own session: `accept_terms` is the payer's acceptance of the provider's contracts.
+    const card = await createCardFromToken(req.ctx, {
+      card_token: token,
+      customer_id: session.customerId,
+      authorization: true,
+      accept_terms: acceptTerms,
+    });
     return toSessionCard((await findCard(req.ctx.db, req.ctx, card.id))!);
   } catch (error) {
     // The token is this endpoint's `token`, not the cards module's `card_token`.

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { errorResponses } from '../../platform/http/openapi.ts';
-import { phoneE164 } from '../../platform/validation.ts';
+import { looseBoolean, phoneE164 } from '../../platform/validation.ts';
 import { customerResponse } from '../customers/schemas.ts';
 import { CURRENCIES } from '../../platform/money.ts';
 import { readIdempotencyKey } from '../../platform/idempotency/idempotency.ts';
@@ -117,10 +117,17 @@ export function customerSessionRoutes(app: FastifyInstance): void {
       summary: 'Save a card for the session customer',
       description: `token: a single-use card token of POST /v1/tokens (publishable key), unused and younger than 10 minutes; the card is saved with authorization. ${limitsNote}`,
       headers: tokenHeader,
-      body: z.object({ token: z.string().min(1).max(100).describe('tok_…') }),
+      body: z.object({
+        token: z.string().min(1).max(100).describe('tok_…'),
+        accept_terms: looseBoolean
+          .nullish()
+          .describe(
+            "live with a payment provider: true once the payer accepted the provider's terms and personal-data authorization (required then; recorded)",
+          ),
+      }),
       response: { 200: sessionCard, ...errorResponses(401, 409, 422, 429) },
     },
-    handler: async (req) => addSessionCard(req, req.body.token),
+    handler: async (req) => addSessionCard(req, req.body.token, req.body.accept_terms),
   });
   r.post('/customers/session/charges', {
     onRequest: sessionGuard('write'),
