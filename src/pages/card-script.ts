@@ -1,13 +1,16 @@
 import { createHash } from 'node:crypto';
 
 /**
- * The payment page's card tokenizer (docs/pages.md "Live card payments: tokenized in the
- * browser"): a small first-party script, served by these pages from their own origin (the page's
- * CSP allows it by the page's nonce (`script-src 'nonce-…'` only) and, in `connect-src`, only the provider's origin). On a card form
+ * The payer pages' card tokenizer (docs/pages.md "Live card payments: tokenized in the browser";
+ * the payment page and the connect-link page): a small first-party script, served by these pages
+ * from their own origin (the page's CSP allows it by the page's nonce (`script-src 'nonce-…'`
+ * only) and, in `connect-src`, only the provider's origin). On a card form
  * marked `data-tokenize` it checks the card as the server-side form does, sends it from the
  * payer's browser straight to the provider's tokenization (`data-token-url`, with the company's
  * public key in `data-public-key`), and posts to Recaudo only the provider's single-use token,
- * its brand and last four, the holder's name and the consent. The card inputs have no `name`, so
+ * its brand and last four (and the expiry, when the form has `card_exp_month`/`card_exp_year`),
+ * the holder's name and the consent. A form may name its consent error (`data-consent-error`) and
+ * add required boxes of its own (`data-required`: the error when unticked). The card inputs have no `name`, so
  * the number and the CVV can never be part of a form post, with or without this script. The
  * provider's refusals are shown in Spanish next to their field (aria-live), never its own words.
  *
@@ -22,7 +25,12 @@ export const CARD_SCRIPT = `(function () {
   var button = form.querySelector('button[type=submit]');
   var label = button ? button.textContent : '';
   var status = document.getElementById('card-status');
-  var FIELDS = ['card_number', 'exp_month', 'exp_year', 'cvv', 'holder_name', 'consent-card'];
+  // The card's fields, the form's own required boxes, then the consent (the order errors take the focus in).
+  var BOXES = Array.prototype.slice.call(form.querySelectorAll('input[type=checkbox][data-required]'));
+  var FIELDS = ['card_number', 'exp_month', 'exp_year', 'cvv', 'holder_name']
+    .concat(BOXES.map(function (box) { return box.id; }).filter(function (id) { return id !== 'consent-card'; }))
+    .concat(['consent-card']);
+  var CONSENT = form.getAttribute('data-consent-error') || 'Para pagar debes aceptar los términos y autorizar el tratamiento de tus datos personales.';
   // The provider's field names (its 422 INPUT_VALIDATION_ERROR messages), as the form's fields.
   var PROVIDER_FIELDS = { number: 'card_number', cvc: 'cvv', exp_month: 'exp_month', exp_year: 'exp_year', card_holder: 'holder_name' };
   var PROVIDER_TEXT = {
@@ -76,8 +84,9 @@ export const CARD_SCRIPT = `(function () {
     if (!(/^3[47]/.test(c.number) ? /^\\d{4}$/ : /^\\d{3}$/).test(c.cvc)) errs.cvv = 'Revisa el código de seguridad.';
     if (c.holder.length < 2) errs.holder_name = 'Escribe el nombre como aparece en la tarjeta.';
     else if (c.holder.length > 100 || /[\\d<>{}]/.test(c.holder)) errs.holder_name = 'El nombre no es válido.';
+    BOXES.forEach(function (box) { if (!box.checked) errs[box.id] = box.getAttribute('data-required'); });
     var consent = el('consent-card');
-    if (consent && !consent.checked) errs['consent-card'] = 'Para pagar debes aceptar los términos y autorizar el tratamiento de tus datos personales.';
+    if (consent && !consent.checked) errs['consent-card'] = CONSENT;
     return errs;
   }
   function showAll(errs) {
@@ -121,6 +130,8 @@ export const CARD_SCRIPT = `(function () {
           form.elements.card_token.value = data.id;
           form.elements.card_brand.value = typeof data.brand === 'string' ? data.brand : '';
           form.elements.card_last4.value = typeof data.last_four === 'string' ? data.last_four : '';
+          if (form.elements.card_exp_month) form.elements.card_exp_month.value = String(c.month);
+          if (form.elements.card_exp_year) form.elements.card_exp_year.value = c.year;
           // The token stands for the card now: nothing of it stays in the page.
           el('card_number').value = '';
           el('cvv').value = '';

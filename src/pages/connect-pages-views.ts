@@ -1,6 +1,7 @@
 import { html, icons, page, raw, type Html, type RenderedPage } from './html.ts';
 import type { FieldErrors } from './sandbox.ts';
-import { describedBy, errorSummary, fieldError, invalid, messagePage } from './views.ts';
+import { describedBy, errorSummary, fieldError, invalid, messagePage, providerConsentBlock, type ShownContracts } from './views.ts';
+import { CARD_SCRIPT_INTEGRITY, CARD_SCRIPT_PATH } from './card-script.ts';
 
 /** The connect-link page's views (docs/pages.md "Connect-link page"), on the payer pages' layout. */
 
@@ -20,9 +21,25 @@ export interface ConnectView {
   accountsOffered: boolean;
   /** The link's `allows` has `card` (banks and wallets above are already the ones it allows). */
   cardOffered: boolean;
+  /**
+   * How the card form works: `server`, the sandbox's form (the number comes here); `browser`, a
+   * connector's: the payer's browser sends the card straight to the provider's tokenization (`url`,
+   * the company's `publicKey`) and the form posts only its token; `unavailable`, no card form (why, in Spanish).
+   */
+  cardMode: ConnectCardMode;
+  /** The provider's contracts the payer accepts before saving the card (browser mode, when it needs consent); null: none to accept. */
+  contracts: ShownContracts | null;
   /** The form the payer just sent with its errors and values (never the card number or code). */
   form: { method: ConnectMethod; errors: FieldErrors; values: Record<string, string>; general?: string } | null;
 }
+
+export type ConnectCardMode =
+  { mode: 'server' } | { mode: 'browser'; url: string; publicKey: string; origin: string; consent: boolean } | { mode: 'unavailable'; text: string };
+
+/** The consent box's id on the card form (card-script.ts knows it) and its error. */
+export const CONNECT_CONSENT_FIELD = 'consent-card';
+export const CONNECT_CONSENT_ERROR = 'Para guardar la tarjeta debes aceptar los términos y autorizar el tratamiento de tus datos personales.';
+const AUTHORIZE_CARD = 'Marca la casilla para autorizar los cobros a esta tarjeta.';
 
 const LABELS: Record<string, string> = {
   bank: 'Banco',
@@ -35,6 +52,7 @@ const LABELS: Record<string, string> = {
   cvv: 'Código de seguridad',
   holder_name: 'Nombre del titular',
   acepto_tarjeta: 'Autorización',
+  [CONNECT_CONSENT_FIELD]: 'Términos del medio de pago',
   wallet_bank: 'Billetera',
   wallet_phone: 'Celular',
   acepto_billetera: 'Autorización',
@@ -46,7 +64,7 @@ const SCRIPT = `
 (function(){
   var summary=document.querySelector('[data-error-summary]');
   if(summary){summary.focus();}
-  document.querySelectorAll('form').forEach(function(form){
+  document.querySelectorAll('form:not([data-tokenize])').forEach(function(form){
     form.addEventListener('submit',function(){
       var b=form.querySelector('button[type=submit][data-busy]');
       if(b){setTimeout(function(){b.disabled=true;b.textContent=b.getAttribute('data-busy');},0);}
@@ -81,9 +99,10 @@ function options(items: { id: string; name: string }[], selected: string | undef
   return html`<option value="">${prompt}</option>${items.map((b) => html`<option value="${b.id}"${selected === b.id ? raw(' selected') : ''}>${b.name}</option>`)}`;
 }
 
-function authorization(id: string, errors: FieldErrors, checked: boolean, text: string): Html {
+function authorization(id: string, errors: FieldErrors, checked: boolean, text: string, required?: string): Html {
+  const req = required ? html` data-required="${required}"` : '';
   return html`<div class="field">
-<label class="check"><input type="checkbox" id="${id}" name="${id}" value="si" aria-describedby="${id}-error"${invalid(id, errors)}${checked ? raw(' checked') : ''}> ${text}</label>
+<label class="check"><input type="checkbox" id="${id}" name="${id}" value="si" aria-describedby="${id}-error"${invalid(id, errors)}${checked ? raw(' checked') : ''}${req}> ${text}</label>
 ${fieldError(id, errors)}
 </div>`;
 }
@@ -166,6 +185,89 @@ ${authorization(
 </form>`;
 }
 
+/**
+ * The card form of a connector that tokenizes in the browser (docs/pages.md "Connect-link page"):
+ * the card inputs have no `name`, so no form post can carry them; card-script.ts sends them to the
+ * provider and fills `card_token`, `card_brand`, `card_last4`, `card_exp_month`, `card_exp_year`.
+ * Without JavaScript the form explains that it needs it.
+ */
+function tokenizedCardForm(v: ConnectView, t: { url: string; publicKey: string; consent: boolean }): Html {
+  const { errors, values, general } = mine(v, 'tarjeta');
+  if (t.consent && !v.contracts) {
+    return html`<p class="notice info" role="status">No pudimos cargar los términos del medio de pago, que debes aceptar antes de guardar la tarjeta. Actualiza la página en unos minutos. No se guardó nada.</p>`;
+  }
+  const year = new Date().getUTCFullYear();
+  const input = (id: string, attrs: Html, hint: boolean) =>
+    html`<input id="${id}" ${attrs} required aria-describedby="${describedBy(id, hint)}"${invalid(id, errors)}>`;
+  const out = (id: string) => html`<p class="field-error" id="${id}-error" aria-live="polite">${errors[id] ?? ''}</p>`;
+  return html`<form method="post" action="/connect/${v.linkToken}/tarjeta" id="form-tarjeta" novalidate data-tokenize data-token-url="${t.url}" data-public-key="${t.publicKey}" data-consent-error="${CONNECT_CONSENT_ERROR}">
+<input type="hidden" name="token" value="${v.formToken}">
+<input type="hidden" name="card_token" value="">
+<input type="hidden" name="card_brand" value="">
+<input type="hidden" name="card_last4" value="">
+<input type="hidden" name="card_exp_month" value="">
+<input type="hidden" name="card_exp_year" value="">
+${errorSummary(errors, LABELS, general)}
+<noscript><p class="notice info">Para inscribir una tarjeta necesitas activar JavaScript en tu navegador: así los datos de tu tarjeta van directo al medio de pago, sin pasar por nuestro servidor.</p></noscript>
+<p class="small muted">Los datos de tu tarjeta van directo al medio de pago que la guarda; ${v.companyName} y Recaudo no los reciben.</p>
+<p class="field-error" id="card-status" role="alert"></p>
+<div class="field">
+<label for="card_number">Número de la tarjeta</label>
+<span class="hint" id="card_number-hint">Los 15 o 16 dígitos del frente de la tarjeta.</span>
+${input('card_number', html`inputmode="numeric" autocomplete="cc-number" maxlength="23"`, true)}
+${out('card_number')}
+</div>
+<fieldset>
+<legend>Vence</legend>
+<div class="row">
+<div class="field"><label for="exp_month">Mes (MM)</label>${input('exp_month', html`inputmode="numeric" autocomplete="cc-exp-month" maxlength="2" placeholder="MM"`, false)}${out('exp_month')}</div>
+<div class="field"><label for="exp_year">Año (AAAA)</label>${input('exp_year', html`inputmode="numeric" autocomplete="cc-exp-year" maxlength="4" placeholder="${String(year + 3)}"`, false)}${out('exp_year')}</div>
+</div>
+</fieldset>
+<div class="field">
+<label for="cvv">Código de seguridad (CVV)</label>
+<span class="hint" id="cvv-hint">3 dígitos al respaldo (4 al frente en American Express).</span>
+${input('cvv', html`inputmode="numeric" autocomplete="cc-csc" maxlength="4"`, true)}
+${out('cvv')}
+</div>
+<div class="field">
+<label for="holder_name">Nombre del titular</label>
+<span class="hint" id="holder_name-hint">Como aparece en la tarjeta.</span>
+<input id="holder_name" name="holder_name" autocomplete="cc-name" autocapitalize="characters" maxlength="100" required value="${values.holder_name ?? ''}" aria-describedby="${describedBy('holder_name', true)}"${invalid('holder_name', errors)}>
+${out('holder_name')}
+</div>
+${authorization(
+  'acepto_tarjeta',
+  errors,
+  values.acepto_tarjeta === 'si',
+  `Autorizo a ${v.companyName} a guardar esta tarjeta y a cobrar en ella los pagos que le deba. Puedo retirar esta autorización cuando quiera.`,
+  AUTHORIZE_CARD,
+)}
+${
+  v.contracts
+    ? providerConsentBlock(v.contracts, CONNECT_CONSENT_FIELD, errors, {
+        intro: `${v.contracts.provider} guarda esta tarjeta y procesa los cobros. Antes de guardarla, lee sus`,
+        purpose: 'para guardar esta tarjeta y procesar los cobros en ella',
+      })
+    : ''
+}
+<p class="small muted">Solo guardamos la marca, los últimos cuatro dígitos y la fecha de vencimiento.</p>
+<button type="submit" data-busy="Guardando…">Guardar tarjeta</button>
+</form>`;
+}
+
+function cardSection(v: ConnectView): Html {
+  if (v.cardMode.mode === 'browser') return tokenizedCardForm(v, v.cardMode);
+  if (v.cardMode.mode === 'unavailable') return html`<p class="notice info" role="status">${v.cardMode.text}</p>`;
+  return cardForm(v);
+}
+
+/** Whether the page shows the card form that tokenizes in the browser (and so loads its script). */
+function tokenizing(v: ConnectView): Extract<ConnectCardMode, { mode: 'browser' }> | null {
+  if (!v.cardOffered || v.cardMode.mode !== 'browser') return null;
+  return v.cardMode.consent && !v.contracts ? null : v.cardMode;
+}
+
 function walletForm(v: ConnectView): Html {
   const { errors, values, general } = mine(v, 'billetera');
   return html`<form method="post" action="/connect/${v.linkToken}/billetera" id="form-billetera" novalidate>
@@ -213,10 +315,19 @@ export function connectPage(v: ConnectView): RenderedPage {
 <p class="muted small">Elige una opción. Solo necesitas hacerlo una vez.</p>
 </section>
 ${offered.includes('cuenta') ? section('cuenta', 'Cuenta bancaria (ahorros o corriente)', open === 'cuenta', accountForm(v)) : ''}
-${offered.includes('tarjeta') ? section('tarjeta', 'Tarjeta de crédito o débito', open === 'tarjeta', cardForm(v)) : ''}
+${offered.includes('tarjeta') ? section('tarjeta', 'Tarjeta de crédito o débito', open === 'tarjeta', cardSection(v)) : ''}
 ${offered.includes('billetera') ? section('billetera', v.wallets.length === 1 ? v.wallets[0].name : 'Nequi o Daviplata', open === 'billetera', walletForm(v)) : ''}
 ${v.accountsOffered || !wantsAccounts ? '' : html`<p class="muted small">La inscripción de cuentas bancarias y billeteras aún no está disponible aquí.</p>`}`;
-  return page({ title: `Inscribe tu medio de pago · ${v.companyName}`, company: v.companyName, body, script: SCRIPT });
+  // A card form that tokenizes in the browser loads the tokenizer, which may call only the provider.
+  const t = tokenizing(v);
+  return page({
+    title: `Inscribe tu medio de pago · ${v.companyName}`,
+    company: v.companyName,
+    body,
+    script: SCRIPT,
+    scripts: t ? [{ src: CARD_SCRIPT_PATH, integrity: CARD_SCRIPT_INTEGRITY }] : [],
+    connectOrigins: t ? [t.origin] : [],
+  });
 }
 
 export interface CodeView {

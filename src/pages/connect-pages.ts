@@ -11,7 +11,9 @@ import {
   enrollThroughLink,
   findConnectLinkForPage,
   latestEnrollment,
+  linkCardMode,
   offeredByLink,
+  type LinkCardMode,
   type EnrollmentRow,
   type EnrollOutcome,
   type EnrollRequest,
@@ -19,8 +21,19 @@ import {
 import type { FormTokens } from './csrf.ts';
 import { sendPage } from './html.ts';
 import { normalisePhone, type FieldErrors } from './sandbox.ts';
-import { messagePage } from './views.ts';
-import { codePage, connectPage, enrolledPage, linkGonePage, linkNotFoundPage, type ConnectMethod, type ConnectView } from './connect-pages-views.ts';
+import { messagePage, type ShownContracts } from './views.ts';
+import {
+  CONNECT_CONSENT_ERROR,
+  CONNECT_CONSENT_FIELD,
+  codePage,
+  connectPage,
+  enrolledPage,
+  linkGonePage,
+  linkNotFoundPage,
+  type ConnectCardMode,
+  type ConnectMethod,
+  type ConnectView,
+} from './connect-pages-views.ts';
 
 type Found = { link: ConnectLinkRow; companyName: string };
 type Body = Record<string, unknown>;
@@ -38,6 +51,25 @@ const BRANDS: Record<string, string> = {
   discover: 'Discover',
   jcb: 'JCB',
   unionpay: 'UnionPay',
+};
+
+/** The payer pages' names of providers (a rail's `name`). */
+const PROVIDER_NAMES: Record<string, string> = { wompi: 'Wompi' };
+
+/** How long the page shows the provider's contracts it read before reading them again (a POST always reads them fresh). */
+const CONTRACTS_TTL_MS = 60_000;
+
+/** Contract permalinks a page may link: absolute https URLs (they come from the provider). */
+const linkable = (url: string) => /^https:\/\/[^\s"'<>]+$/i.test(url);
+
+const CONSENT_CHANGED = 'Los documentos del medio de pago cambiaron. Léelos de nuevo y acéptalos para guardar la tarjeta.';
+
+/** Why a link's page shows no card form (LinkCardMode `unavailable`). */
+const CARD_UNAVAILABLE: Record<Extract<LinkCardMode, { mode: 'unavailable' }>['reason'], (company: string) => string> = {
+  no_browser_tokenization: (company) =>
+    `La inscripción de tarjetas aún no está disponible aquí. Comunícate con ${company} o inscribe otro medio de pago.`,
+  customer_email: (company) =>
+    `Para inscribir una tarjeta, el medio de pago necesita tu correo electrónico y ${company} aún no lo tiene. Pide a la empresa que lo agregue y vuelve a abrir este enlace.`,
 };
 
 /** The API's card errors (10104, 10102, 10122 and the schema's) as the card form's fields. */
@@ -59,6 +91,17 @@ function cardErrors(error: ApiError): FieldErrors | null {
     default:
       return null;
   }
+}
+
+/** The cards module's refusals of a provider-tokenized card (cards/service.ts createCardFromProviderToken) as the form's. */
+function providerCardErrors(error: ApiError): FieldErrors | null {
+  const fields = error.errors ?? {};
+  if (error.def.codeName === 'card_expired') return { exp_year: 'La tarjeta está vencida. Revisa la fecha de vencimiento o usa otra tarjeta.' };
+  if (error.def.codeName !== 'validation_error') return null;
+  if (fields.holder_name) return { holder_name: 'Escribe el nombre como aparece en la tarjeta.' };
+  // The provider refused its token or the card (spent, expired, declined): the card is entered again.
+  if (fields.card_number) return { card_number: 'El medio de pago no aceptó la tarjeta. Escríbela de nuevo o usa otra tarjeta. No se guardó nada.' };
+  return null;
 }
 
 /** The API's account validation errors as the account or wallet form's fields. */
@@ -111,15 +154,56 @@ export function connectPages(scope: FastifyInstance, deps: AppDeps, tokens: Form
     };
   }
 
+  const contractsKept = new Map<string, { at: number; contracts: ShownContracts }>();
+
+  /** The provider's contracts read now (a POST: what the payer accepts must be what the provider has). Throws when unreadable. */
+  async function freshContracts(link: ConnectLinkRow, mode: Extract<LinkCardMode, { mode: 'browser' }>): Promise<ShownContracts> {
+    const read = await mode.contracts!();
+    if (!linkable(read.permalink) || !linkable(read.personalDataPermalink))
+      throw new Error(`${mode.provider}: contract permalinks are not https URLs`);
+    const contracts = {
+      provider: PROVIDER_NAMES[mode.provider] ?? mode.provider,
+      permalink: read.permalink,
+      personalDataPermalink: read.personalDataPermalink,
+    };
+    contractsKept.set(`${link.company_id}:${link.environment}:${mode.provider}`, { at: Date.now(), contracts });
+    if (contractsKept.size > 10_000) contractsKept.delete(contractsKept.keys().next().value!);
+    return contracts;
+  }
+
+  /** The contracts the page shows: read at most once a minute per company; null when none are needed or they cannot be read now. */
+  async function shownContracts(link: ConnectLinkRow, mode: LinkCardMode): Promise<ShownContracts | null> {
+    if (mode.mode !== 'browser' || !mode.contracts) return null;
+    const kept = contractsKept.get(`${link.company_id}:${link.environment}:${mode.provider}`);
+    if (kept && Date.now() - kept.at < CONTRACTS_TTL_MS) return kept.contracts;
+    try {
+      return await freshContracts(link, mode);
+    } catch (error) {
+      deps.logger.warn({ err: error, company_id: link.company_id }, 'connect page: the provider contracts could not be read');
+      return null;
+    }
+  }
+
+  function cardModeView(mode: LinkCardMode, companyName: string): ConnectCardMode {
+    if (mode.mode === 'browser')
+      return { mode: 'browser', url: mode.url, publicKey: mode.publicKey, origin: mode.origin, consent: Boolean(mode.contracts) };
+    if (mode.mode === 'unavailable') return { mode: 'unavailable', text: CARD_UNAVAILABLE[mode.reason](companyName) };
+    return mode;
+  }
+
   async function show(reply: FastifyReply, found: Found, status: number, form: ConnectView['form'] = null) {
     const { link, companyName } = found;
+    const cardOffered = offeredByLink(link).card;
+    const mode: LinkCardMode = cardOffered ? await linkCardMode(deps, link) : { mode: 'server' };
     const view: ConnectView = {
       linkToken: link.token,
       formToken: tokens.issue(link.id, now()),
       companyName,
       test: link.environment === 'test',
       ...(await catalogue(link)),
-      cardOffered: offeredByLink(link).card,
+      cardOffered,
+      cardMode: cardModeView(mode, companyName),
+      contracts: await shownContracts(link, mode),
       accountsOffered: await deps.rails.serves(tenant(link), 'enrollment'),
       form,
     };
@@ -314,10 +398,88 @@ export function connectPages(scope: FastifyInstance, deps: AppDeps, tokens: Form
     return enroll(reply, found, 'billetera', values, errors, request, token, (e) => accountErrors(e, 'billetera'));
   });
 
+  /**
+   * The card the payer's browser tokenized at the provider (a connector's card form): only the
+   * provider's token comes here, never the number or the code (a body that carries them is refused
+   * unread); the payer's acceptance of the provider's contracts first (docs/pages.md "Consent").
+   */
+  async function enrollProviderCard(
+    req: { body: unknown },
+    reply: FastifyReply,
+    found: Found,
+    token: string,
+    mode: Extract<LinkCardMode, { mode: 'browser' }>,
+  ) {
+    const values = {
+      holder_name: fieldOf(req.body, 'holder_name', 100),
+      acepto_tarjeta: fieldOf(req.body, 'acepto_tarjeta', 5),
+    };
+    const formError = (errors: FieldErrors, general?: string) => show(reply, found, 422, { method: 'tarjeta', errors, values, general });
+    const body = req.body;
+    if (body && typeof body === 'object' && ('card_number' in body || 'cvv' in body)) {
+      return formError(
+        {},
+        'Por seguridad, este formulario no recibe el número de la tarjeta: tu navegador lo envía directamente al medio de pago. Vuelve a intentarlo desde esta página. No se guardó nada.',
+      );
+    }
+    const card = {
+      provider_token: fieldOf(req.body, 'card_token', 200),
+      brand: fieldOf(req.body, 'card_brand', 30),
+      last4: fieldOf(req.body, 'card_last4', 4),
+      exp_month: fieldOf(req.body, 'card_exp_month', 2),
+      exp_year: fieldOf(req.body, 'card_exp_year', 4),
+      holder_name: values.holder_name,
+    };
+    const errors: FieldErrors = {};
+    if (values.holder_name.length < 2) errors.holder_name = 'Escribe el nombre como aparece en la tarjeta.';
+    if (values.acepto_tarjeta !== 'si') errors.acepto_tarjeta = 'Marca la casilla para autorizar los cobros a esta tarjeta.';
+    if (mode.contracts && fieldOf(req.body, 'consent', 5) !== '1') errors[CONNECT_CONSENT_FIELD] = CONNECT_CONSENT_ERROR;
+    if (card.provider_token === '') {
+      // No token: the page's script did not run (JavaScript off) or failed before the provider answered.
+      return formError(
+        errors,
+        'Para inscribir una tarjeta, tu navegador debe tener JavaScript activado: así los datos de la tarjeta van directo al medio de pago. Actívalo e intenta de nuevo. No se guardó nada.',
+      );
+    }
+    if (
+      !/^[A-Za-z0-9_.-]{6,128}$/.test(card.provider_token) ||
+      !/^\d{4}$/.test(card.last4) ||
+      !/^\d{1,2}$/.test(card.exp_month) ||
+      !/^\d{4}$/.test(card.exp_year)
+    ) {
+      return formError(errors, 'No recibimos bien la tarjeta del medio de pago. Escríbela de nuevo. No se guardó nada.');
+    }
+    if (Object.keys(errors).length) return formError(errors);
+    if (mode.contracts) {
+      // What the payer accepted must be what the provider has now; unreadable: nothing is saved.
+      let current: ShownContracts;
+      try {
+        current = await freshContracts(found.link, mode);
+      } catch (error) {
+        deps.logger.warn({ err: error, company_id: found.link.company_id }, 'connect page: the provider contracts could not be read');
+        throw new ApiError('service_unavailable', { message: 'The provider’s contracts could not be read; nothing was saved.' });
+      }
+      if (
+        fieldOf(req.body, 'terms_permalink', 500) !== current.permalink ||
+        fieldOf(req.body, 'personal_data_permalink', 500) !== current.personalDataPermalink
+      ) {
+        return formError({ [CONNECT_CONSENT_FIELD]: CONSENT_CHANGED });
+      }
+    }
+    const request: EnrollRequest = { kind: 'providerCard', card, acceptTerms: Boolean(mode.contracts) };
+    return enroll(reply, found, 'tarjeta', values, {}, request, token, providerCardErrors);
+  }
+
   scope.post('/:token/tarjeta', { schema: { hide: true } }, async (req, reply) => {
     const begun = await begin(req, reply);
     if (!begun) return reply;
     const { found, token } = begun;
+    if (offeredByLink(found.link).card) {
+      const mode = await linkCardMode(deps, found.link);
+      if (mode.mode === 'browser') return enrollProviderCard(req, reply, found, token, mode);
+      if (mode.mode === 'unavailable')
+        return show(reply, found, 422, { method: 'tarjeta', errors: {}, values: {}, general: CARD_UNAVAILABLE[mode.reason](found.companyName) });
+    }
     // The number and the code stay in this request: never shown back, stored or logged.
     const cardNumber = fieldOf(req.body, 'card_number', 40);
     const cvv = fieldOf(req.body, 'cvv', 8);

@@ -205,12 +205,28 @@ const NEW_TAB = html`<span class="visually-hidden"> (se abre en otra pestaña)</
 function consentBlock(v: PayView, method: string, errors: FieldErrors): Html | '' {
   const c = v.contracts;
   if (!c || !v.consentMethods.includes(method as PaymentMethod)) return '';
-  const id = consentField(method);
+  return providerConsentBlock(c, consentField(method), errors);
+}
+
+/**
+ * The provider's two contracts, linked, their permalinks as hidden fields and the required box the
+ * payer ticks (Ley 1581 de 2012), with the checkbox `id`; `words` says what the provider does (a
+ * payment by default; a card saved on the connect-link page).
+ */
+export function providerConsentBlock(
+  c: ShownContracts,
+  id: string,
+  errors: FieldErrors,
+  words: { intro: string; purpose: string } = {
+    intro: `Este pago lo procesa ${c.provider}. Antes de pagar, lee sus`,
+    purpose: 'para procesar este pago',
+  },
+): Html {
   return html`<div class="field consent">
 <input type="hidden" name="terms_permalink" value="${c.permalink}">
 <input type="hidden" name="personal_data_permalink" value="${c.personalDataPermalink}">
-<p class="small">Este pago lo procesa ${c.provider}. Antes de pagar, lee sus <a href="${c.permalink}" target="_blank" rel="noopener noreferrer">términos y condiciones${NEW_TAB}</a> y su <a href="${c.personalDataPermalink}" target="_blank" rel="noopener noreferrer">autorización para el tratamiento de datos personales${NEW_TAB}</a>.</p>
-<label class="check" for="${id}"><input type="checkbox" id="${id}" name="consent" value="1" required aria-describedby="${id}-error"${invalid(id, errors)}><span>Acepto los términos y condiciones de ${c.provider} y autorizo el tratamiento de mis datos personales para procesar este pago, conforme a la Ley 1581 de 2012.</span></label>
+<p class="small">${words.intro} <a href="${c.permalink}" target="_blank" rel="noopener noreferrer">términos y condiciones${NEW_TAB}</a> y su <a href="${c.personalDataPermalink}" target="_blank" rel="noopener noreferrer">autorización para el tratamiento de datos personales${NEW_TAB}</a>.</p>
+<label class="check" for="${id}"><input type="checkbox" id="${id}" name="consent" value="1" required aria-describedby="${id}-error"${invalid(id, errors)}><span>Acepto los términos y condiciones de ${c.provider} y autorizo el tratamiento de mis datos personales ${words.purpose}, conforme a la Ley 1581 de 2012.</span></label>
 ${fieldError(id, errors)}
 </div>`;
 }

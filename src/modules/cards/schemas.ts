@@ -43,6 +43,28 @@ export const tokenizedCardBody = z.object({
 });
 export type TokenizedCardBody = z.infer<typeof tokenizedCardBody>;
 
+/**
+ * A card tokenized by the payer's browser at the provider itself (createCardFromProviderToken; a
+ * connect link's page, no API route): the provider's single-use token and what its tokenization
+ * answered of the card. Never a card number or a security code.
+ */
+export interface ProviderTokenCardInput {
+  /** The provider's single-use card token (Wompi: tok_prod_…), not a Recaudo tok_ token. */
+  provider_token: string;
+  /** The provider's brand name (VISA, MASTERCARD...). */
+  brand: string;
+  last4: string;
+  exp_month: string | number;
+  exp_year: string | number;
+  holder_name: string;
+  customer_id: string;
+  authorization?: boolean | null;
+  /** The payer accepted the provider's contracts (required in live on a connector that needs it). */
+  accept_terms?: boolean | null;
+  /** Who asserted that acceptance, recorded with it (default: the request's API key). */
+  asserted_by?: string;
+}
+
 export const cardResponse = z.object({
   id: z.string().describe('card_…'),
   customer_id: z.string(),

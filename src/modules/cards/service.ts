@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { ACCEPT_TERMS_REQUIRED, apiConsent, type ApiConsent, type ConsentingRail } from '../../platform/consent.ts';
 import type { Selectable } from 'kysely';
 import type { RequestContext } from '../../platform/context.ts';
@@ -12,14 +13,15 @@ import { CardRefused, type DebitPort, type SavedCard } from '../../rails/index.t
 import { requestOrigin, runOutsideCall } from '../../platform/outside-call.ts';
 import type { RecoverResource } from '../../platform/idempotency/idempotency.ts';
 import { loadCustomer } from '../customers/service.ts';
-import { cardExpiredAt } from '../../platform/clock.ts';
-import { cardFingerprint, checkCardData, type CardBrand, type CardDataInput, type CheckedCard } from './card-data.ts';
+import { bogotaMonth, cardExpiredAt } from '../../platform/clock.ts';
+import { CARD_BRANDS, cardFingerprint, checkCardData, type CardBrand, type CardDataInput, type CheckedCard } from './card-data.ts';
 import {
   cardList,
   customerCardList,
   type CardResponse,
   type CreateCardBody,
   type CreateTokenBody,
+  type ProviderTokenCardInput,
   type TokenizedCardBody,
   type TokenResponse,
 } from './schemas.ts';
@@ -470,6 +472,92 @@ function insertTokenizedCard(
     })
     .returningAll()
     .executeTakeFirstOrThrow();
+}
+
+/** The provider's brand names (Wompi: VISA, MASTERCARD, AMEX...) as this API's brands; anything else is `unknown`. */
+function providerBrand(raw: string): CardBrand {
+  const name = raw
+    .trim()
+    .toLowerCase()
+    .replace(/[\s_-]+/g, '');
+  const aliases: Record<string, CardBrand> = { americanexpress: 'amex', dinersclub: 'diners', master: 'mastercard' };
+  const brand = aliases[name] ?? name;
+  return (CARD_BRANDS as readonly string[]).includes(brand) ? (brand as CardBrand) : 'unknown';
+}
+
+/** A provider's single-use card token: what its tokenization answers (never a Recaudo tok_ token). */
+const PROVIDER_TOKEN = /^[A-Za-z0-9_.-]{6,128}$/;
+
+/**
+ * A card the payer's browser tokenized at the provider itself (a connect link's page, docs/pages.md
+ * "Connect-link page"): the provider's single-use token becomes the customer's card through the
+ * same outside-call protocol and the same consent rule as POST /cards/tokenized (422 on
+ * accept_terms in live without it). Recaudo never saw the number: the brand, the last four and the
+ * expiry are what the provider's tokenization answered the browser (shown to the payer and the
+ * company, never used to charge: the provider's payment source is), and the fingerprint is keyed
+ * on them (equal for the same card; not told apart from another card of the same brand, last four
+ * and expiry). Only where a connector keeps cards; there is no API route for it.
+ */
+export async function createCardFromProviderToken(ctx: RequestContext, input: ProviderTokenCardInput): Promise<CardResponse> {
+  const now = ctx.deps.clock.now();
+  const token = input.provider_token.trim();
+  const last4 = input.last4.trim();
+  const month = Number(input.exp_month);
+  const year = Number(input.exp_year);
+  const holder = holderName(input.holder_name);
+  const errors: Record<string, string[]> = {};
+  if (!PROVIDER_TOKEN.test(token)) errors.provider_token = ["is not a payment provider's card token"];
+  if (!/^\d{4}$/.test(last4)) errors.last4 = ['must be the last four digits'];
+  if (!Number.isInteger(month) || month < 1 || month > 12) errors.exp_month = ['must be 1 to 12'];
+  if (!Number.isInteger(year) || year < 2000 || year > 2200) errors.exp_year = ['must be a four-digit year'];
+  if (holder.length < 2 || holder.length > 100) errors.holder_name = ['must be 2 to 100 characters'];
+  if (Object.keys(errors).length) throw validationError(errors);
+  const expiry = year * 12 + (month - 1);
+  if (expiry < bogotaMonth(now)) throw new ApiError('card_expired', { errors: { exp_year: ['the card has expired'] } });
+  const vault = await providerVault(ctx);
+  if (!vault) throw validationError({ provider_token: ['no payment provider keeps cards in this environment'] });
+  const customerId = await requireCustomer(ctx, input.customer_id);
+  const consent = requireConsent(ctx, vault, input.accept_terms);
+  const asserted = consent && input.asserted_by ? { ...consent, asserted_by: input.asserted_by } : consent;
+  const email = await customerEmail(ctx, customerId);
+  const cardId = prefixedId('card', now.getTime());
+  const brand = providerBrand(input.brand);
+  const fingerprint = createHmac('sha256', ctx.deps.config.cardDataSecret)
+    .update(`${ctx.companyId}\nprovider-card\n${brand}\n${last4}\n${month}/${year}`)
+    .digest('hex')
+    .slice(0, 32);
+  // The provider's token is single-use: an unknown outcome spends it (503; the payer tokenizes again).
+  const row = await atProvider(
+    ctx,
+    cardId,
+    async (acceptedAt) => vault.saveCard({ token, customerEmail: email, acceptedAt }),
+    (db, saved) =>
+      db
+        .insertInto('cards')
+        .values({
+          company_id: ctx.companyId,
+          environment: ctx.environment,
+          id: cardId,
+          customer_id: customerId,
+          brand,
+          last4,
+          exp_month: month,
+          exp_year: year,
+          holder_name: holder,
+          fingerprint,
+          authorization: input.authorization ?? false,
+          // The sandbox's outcome class; a connector's charge never reads it.
+          outcome_class: 'approved',
+          source: 'token',
+          ...providerColumns(saved, asserted),
+          created_at: now,
+          updated_at: now,
+          deleted_at: null,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow(),
+  );
+  return toCardResponse(row, now);
 }
 
 /** The customer's saved cards, newest first (the payer session's payment methods). */

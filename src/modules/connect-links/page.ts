@@ -8,7 +8,8 @@ import { inTenant, type Tenant } from '../../platform/scope.ts';
 import { applyTransition } from '../../platform/state-machine.ts';
 import { createAccount, getAccount, validateAccount } from '../accounts/service.ts';
 import type { AccountResponse, CreateAccountBody } from '../accounts/schemas.ts';
-import { createCardFromToken, createToken, deleteCard, getCard, providerVault } from '../cards/service.ts';
+import { createCardFromProviderToken, createCardFromToken, createToken, deleteCard, getCard, providerVault } from '../cards/service.ts';
+import { loadCustomer } from '../customers/service.ts';
 import type { CardResponse, CreateTokenBody } from '../cards/schemas.ts';
 import { findBank } from '../banks/service.ts';
 import type { EnrollableMethod } from '../payments/allows.ts';
@@ -66,9 +67,75 @@ function enrollmentByForm(db: Executor, link: ConnectLinkRow, formKey: string): 
     .executeTakeFirst();
 }
 
-/** What the payer enrolls: an account (bank or wallet) or a card; the customer is the link's. */
+/**
+ * A card the payer's browser tokenized at the provider (the page's live card form): the provider's
+ * single-use token and what its tokenization answered; the payer accepted the provider's contracts.
+ */
+export interface ProviderCard {
+  provider_token: string;
+  brand: string;
+  last4: string;
+  exp_month: string;
+  exp_year: string;
+  holder_name: string;
+}
+
+/**
+ * What the payer enrolls: an account (bank or wallet), a card (the sandbox's server-side form) or
+ * a card the browser tokenized at the provider (`providerCard`, with the payer's acceptance of the
+ * provider's contracts); the customer is the link's.
+ */
 export type EnrollRequest =
-  { kind: 'account'; account: Pick<CreateAccountBody, 'subtype' | 'bank_id' | 'account_number'> } | { kind: 'card'; card: CreateTokenBody };
+  | { kind: 'account'; account: Pick<CreateAccountBody, 'subtype' | 'bank_id' | 'account_number'> }
+  | { kind: 'card'; card: CreateTokenBody }
+  | { kind: 'providerCard'; card: ProviderCard; acceptTerms: boolean };
+
+/**
+ * How the link's page takes a card (docs/pages.md "Connect-link page"): `browser`, a connector that
+ * keeps cards and tokenizes in the payer's browser (the form sends the card straight to the
+ * provider's `url` with the company's `publicKey`; the page posts only the provider's token), with
+ * its contracts when the provider needs the payer's consent; `server`, the built-in sandbox's form
+ * (or live without any card connector: the card is saved here and cannot be charged until one
+ * serves cards); `unavailable`, a connector keeps cards but cannot tokenize in the browser (live
+ * card data never comes to this page), or the customer has no e-mail the provider files it under.
+ */
+export type LinkCardMode =
+  | { mode: 'server' }
+  | {
+      mode: 'browser';
+      url: string;
+      publicKey: string;
+      origin: string;
+      /** The provider's name (its rail's) and its contracts, when the payer must accept them first. */
+      provider: string;
+      contracts: (() => Promise<{ permalink: string; personalDataPermalink: string }>) | null;
+    }
+  | { mode: 'unavailable'; reason: 'no_browser_tokenization' | 'customer_email' };
+
+export async function linkCardMode(deps: AppDeps, link: ConnectLinkRow): Promise<LinkCardMode> {
+  const ctx = linkContext(deps, link);
+  if (!(await providerVault(ctx))) return { mode: 'server' };
+  const port = (await deps.rails.connectors.find(ctx, 'card'))!;
+  const tokenization = port.browserTokenization?.();
+  let origin: string | null = null;
+  try {
+    origin = tokenization ? new URL(tokenization.url).origin : null;
+  } catch {
+    origin = null;
+  }
+  if (!tokenization || !origin || !/^https?:\/\//.test(origin)) return { mode: 'unavailable', reason: 'no_browser_tokenization' };
+  // The provider files the card under the customer's e-mail (cards/service.ts customerEmail).
+  const customer = await loadCustomer(ctx, link.customer_id).catch(() => null);
+  if (customer && !customer.email) return { mode: 'unavailable', reason: 'customer_email' };
+  return {
+    mode: 'browser',
+    url: tokenization.url,
+    publicKey: tokenization.publicKey,
+    origin,
+    provider: port.name,
+    contracts: port.consentRequired && port.contracts ? () => port.contracts!() : null,
+  };
+}
 
 /** The wallets of `walleta` (Nequi) and `walletb` (Daviplata) by their bank code (PRODUCT.md's brand mapping). */
 export const WALLET_BANK_CODES: Readonly<Record<'walleta' | 'walletb', string>> = { walleta: '1507', walletb: '1551' };
@@ -85,7 +152,7 @@ export function offeredByLink(link: ConnectLinkRow): { card: boolean; bankAccoun
 
 /** What a request enrolls in `allows` terms: a wallet by its bank's code; another deposit account is a bank account. */
 async function enrolledMethod(deps: AppDeps, request: EnrollRequest): Promise<EnrollableMethod> {
-  if (request.kind === 'card') return 'card';
+  if (request.kind === 'card' || request.kind === 'providerCard') return 'card';
   if (request.account.subtype !== 'ELECTRONIC_DEPOSIT' || !request.account.bank_id) return 'banklink';
   const bank = await findBank(deps.database.db, request.account.bank_id);
   if (bank?.code === WALLET_BANK_CODES.walleta) return 'walleta';
@@ -118,7 +185,17 @@ export async function enrollThroughLink(deps: AppDeps, link: ConnectLinkRow, for
   // as a browser does with POST /tokens; the card number lives only in this request.
   let cardToken: string | null = null;
   let vaultedCard: CardResponse | null = null;
-  if (request.kind === 'card') {
+  if (request.kind === 'providerCard') {
+    // The payer's browser tokenized the card at the provider: only its token is here. Saving it
+    // calls the provider, outside the link's transaction, with the payer's consent recorded.
+    vaultedCard = await createCardFromProviderToken(ctx, {
+      ...request.card,
+      customer_id: link.customer_id,
+      authorization: true,
+      accept_terms: request.acceptTerms,
+      asserted_by: `connect_link:${link.id}`,
+    });
+  } else if (request.kind === 'card') {
     cardToken = (await createToken(ctx, request.card)).id;
     // A connector keeps cards at the provider: saving calls it, so it too runs outside the
     // link's transaction; if the link is gone meanwhile that card is deleted again.
