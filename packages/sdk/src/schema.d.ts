@@ -13211,6 +13211,8 @@ export interface operations {
                 "application/json": {
                     /** @description tok_… */
                     token: string;
+                    /** @description live with a payment provider: true once the payer accepted the provider's terms and personal-data authorization (required then; recorded) */
+                    accept_terms?: (boolean | ("true" | "false")) | null;
                 };
             };
         };
