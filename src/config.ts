@@ -93,6 +93,9 @@ export interface Config {
   requestTimeoutMs: number;
   /** Requests per minute per client address on the payer pages (/pay, /portal); beyond it a 429 page. */
   pagesRateLimit: number;
+  /** Requests with an API key that matches none, per client address per AUTH_FAILURE_WINDOW_MS (then 429, no key lookup). */
+  authFailureLimit: number;
+  authFailureWindowMs: number;
   /** Login codes sent per client address (within a company and environment) per 24 h, and per company and environment per 24 h (docs/session.md). */
   loginCodesPerIpDay: number;
   loginCodesPerCompanyDay: number;
@@ -267,6 +270,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken: env.METRICS_TOKEN || undefined,
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 30_000, 0),
     pagesRateLimit: int(env, 'PAGES_RATE_LIMIT', 300, 1),
+    authFailureLimit: int(env, 'AUTH_FAILURE_LIMIT', 20, 1),
+    authFailureWindowMs: int(env, 'AUTH_FAILURE_WINDOW_MS', 10_000, 1_000),
     loginCodesPerIpDay: int(env, 'LOGIN_CODES_PER_IP_DAY', 1000, 1),
     loginCodesPerCompanyDay: int(env, 'LOGIN_CODES_PER_COMPANY_DAY', 5000, 1),
     sessionReadsPerMinute: int(env, 'SESSION_READS_PER_MINUTE', 30, 1),

@@ -327,6 +327,31 @@ describe('payer pages rate limit', () => {
   });
 });
 
+describe('unknown API keys (issue 29)', () => {
+  test('a burst of keys that match none gets 429 before any lookup; a known good key from that address and other addresses still pass', async () => {
+    const h = await createHarness({ AUTH_FAILURE_LIMIT: '5', AUTH_FAILURE_WINDOW_MS: '60000' });
+    try {
+      const co = await h.company();
+      const ip = '198.51.100.200';
+      const get = (key: string, remoteAddress = ip) =>
+        h.app.inject({ method: 'GET', url: '/v1/customers', remoteAddress, headers: { authorization: `Bearer ${key}` } });
+      // A good key this process has seen (as a client already using the API from a shared address).
+      assert.equal((await get(co.keys.test)).statusCode, 200);
+      const statuses: number[] = [];
+      for (let i = 0; i < 8; i++) statuses.push((await get(`sk_test_${'x'.repeat(20)}${i}`)).statusCode);
+      assert.deepEqual(statuses, [404, 404, 404, 404, 404, 429, 429, 429], 'before: 8 × 404, one key lookup each');
+      const limited = await get(`sk_test_${'y'.repeat(21)}`);
+      assert.equal(limited.statusCode, 429);
+      assert.equal(JSON.parse(limited.body).code_name ?? null, null, 'the rate limit answer of SPEC.md (no code)');
+      assert.ok(Number(limited.headers['retry-after']) >= 1);
+      assert.equal((await get(co.keys.test)).statusCode, 200, 'a known good key still passes');
+      assert.equal((await get(`sk_test_${'z'.repeat(21)}`, '192.0.2.9')).statusCode, 404, 'another address is not limited');
+    } finally {
+      await h.close();
+    }
+  });
+});
+
 describe('request timeout (slow bodies)', () => {
   test('a request trickled slower than REQUEST_TIMEOUT_MS is cut off with 408 and its connection closed', { timeout: 30_000 }, async () => {
     const h = await createHarness({ REQUEST_TIMEOUT_MS: '1000' });

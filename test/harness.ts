@@ -76,6 +76,7 @@ export async function createHarness(env: Record<string, string> = {}, opts: { lo
     RATE_LIMIT_TEST: '100000',
     RATE_LIMIT_LIVE: '100000',
     PAGES_RATE_LIMIT: '100000',
+    AUTH_FAILURE_LIMIT: '100000',
     SANDBOX_ACCOUNT_DELAY_MS: '1000',
     MESSAGING_SANDBOX_DELAY_MS: '0',
     PUBLIC_BASE_URL: 'http://recaudo.test',

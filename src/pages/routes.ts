@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppDeps } from '../platform/context.ts';
 import { ApiError } from '../platform/errors/api-error.ts';
 import { toApiError } from '../platform/http/errors.ts';
-import { MemoryRateLimiter, PostgresRateLimiter, type RateLimiter } from '../platform/rate-limit/rate-limit.ts';
+import { clientBucket, MemoryRateLimiter, PostgresRateLimiter, type RateLimiter } from '../platform/rate-limit/rate-limit.ts';
 import { randomToken } from '../platform/ids.ts';
 import { listBanks, findBank, findBanklinkBank } from '../modules/banks/service.ts';
 import { settleIntent, startIntent } from '../modules/payments/intents.ts';
@@ -109,23 +109,8 @@ function pageErrors(scope: FastifyInstance): void {
 /** The payer pages' rate limit counts requests per client address in one-minute windows. */
 export const PAGES_RATE_WINDOW_MS = 60_000;
 
-/**
- * The bucket of a client address: an IPv4 address (also written IPv4-mapped) on its own, an IPv6
- * address by its /64 (one subscriber's whole prefix, which it can rotate through at will).
- */
-export function clientBucket(ip: string): string {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  if (mapped) return mapped[1];
-  if (!ip.includes(':')) return ip;
-  const [head, tail] = ip.split('::');
-  const left = head ? head.split(':') : [];
-  const right = tail === undefined ? [] : tail ? tail.split(':') : [];
-  const groups = tail === undefined ? left : [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
-  return `${groups
-    .slice(0, 4)
-    .map((g) => (g.replace(/^0+/, '') || '0').toLowerCase())
-    .join(':')}::/64`;
-}
+/** The bucket of a client address (platform/rate-limit): shared with the API's failed-key limit. */
+export { clientBucket };
 
 /**
  * Every payer page request counts against its client address (PAGES_RATE_LIMIT per minute,

@@ -93,6 +93,12 @@ export class KeyResolver {
     return caller;
   }
 
+  /** A key this process resolved to a caller within `ttlMs`, without a query (null otherwise). */
+  known(key: string): Caller | null {
+    const hit = this.cache.get(key);
+    return hit && hit.expires > Date.now() ? hit.caller : null;
+  }
+
   forget(): void {
     this.cache.clear();
   }

@@ -17,7 +17,7 @@ import {
   type IdempotencyState,
   type RecoverResource,
 } from '../idempotency/idempotency.ts';
-import { MemoryRateLimiter, PostgresRateLimiter, type RateLimiter } from '../rate-limit/rate-limit.ts';
+import { AuthFailures, clientBucket, MemoryRateLimiter, PostgresRateLimiter, type RateLimiter } from '../rate-limit/rate-limit.ts';
 import { jsonTooDeep, MAX_BODY_DEPTH } from './body-depth.ts';
 import { bearerTokenMatches } from '../auth/tokens.ts';
 import { committedExecutor } from '../db/database.ts';
@@ -190,6 +190,7 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
   const keys = new KeyResolver(deps.database.db);
   const wakeWorkers = () => deps.jobs.wake();
   const limiter: RateLimiter = deps.database.engine === 'postgres' ? new PostgresRateLimiter(deps.database) : new MemoryRateLimiter();
+  const authFailures = new AuthFailures({ limit: deps.config.authFailureLimit, windowMs: deps.config.authFailureWindowMs });
   const routes: RouteInfo[] = [];
 
   app.decorateRequest('caller', null);
@@ -309,9 +310,17 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
         const header = req.headers.authorization;
         const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
         if (!match) throw new ApiError('unauthenticated');
+        // An address that keeps sending keys that match none is refused before any lookup (a key this
+        // process knows to be good still passes: a shared address does not lock out its good clients).
+        const address = `auth:${clientBucket(req.ip)}`;
+        const blocked = authFailures.blockedFor(address, Date.now());
+        if (blocked && !keys.known(match[1])) throw new ApiError('rate_limited', { headers: { 'retry-after': String(blocked) } });
         const caller = await keys.resolve(match[1]);
         const wanted = mode === 'publishable' ? 'publishable' : 'secret';
-        if (!caller || caller.keyKind !== wanted) throw new ApiError('record_not_found', { message: 'The API key is invalid.' });
+        if (!caller || caller.keyKind !== wanted) {
+          authFailures.fail(address, Date.now());
+          throw new ApiError('record_not_found', { message: 'The API key is invalid.' });
+        }
         req.caller = caller;
 
         const limit = caller.environment === 'live' ? deps.config.rateLimitLive : deps.config.rateLimitTest;

@@ -116,3 +116,53 @@ export class PostgresRateLimiter implements RateLimiter {
     }
   }
 }
+
+/**
+ * The bucket of a client address: an IPv4 address (also written IPv4-mapped) on its own, an IPv6
+ * address by its /64 (one subscriber's whole prefix, which it can rotate through at will).
+ */
+export function clientBucket(ip: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped) return mapped[1];
+  if (!ip.includes(':')) return ip;
+  const [head, tail] = ip.split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail === undefined ? [] : tail ? tail.split(':') : [];
+  const groups = tail === undefined ? left : [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
+  return `${groups
+    .slice(0, 4)
+    .map((g) => (g.replace(/^0+/, '') || '0').toLowerCase())
+    .join(':')}::/64`;
+}
+
+/**
+ * Failed authentications (an API key that matches none) per client address, in this process: once
+ * an address has `limit` failures in the current window, its requests are refused (429) before any
+ * key lookup until the window ends, so guessing keys never buys one database query per request.
+ */
+export class AuthFailures {
+  private readonly windows = new Map<string, { start: number; fails: number }>();
+  constructor(private readonly opts: { limit: number; windowMs: number }) {}
+
+  /** Seconds until the address may try again, or 0 when it may try now. */
+  blockedFor(address: string, nowMs: number): number {
+    const w = this.windows.get(address);
+    if (!w || w.start !== this.windowStart(nowMs) || w.fails < this.opts.limit) return 0;
+    return Math.max(1, Math.ceil((w.start + this.opts.windowMs - nowMs) / 1000));
+  }
+
+  fail(address: string, nowMs: number): void {
+    const start = this.windowStart(nowMs);
+    let w = this.windows.get(address);
+    if (!w || w.start !== start) {
+      if (this.windows.size > 50_000) this.windows.clear();
+      w = { start, fails: 0 };
+      this.windows.set(address, w);
+    }
+    w.fails += 1;
+  }
+
+  private windowStart(nowMs: number): number {
+    return Math.floor(nowMs / this.opts.windowMs) * this.opts.windowMs;
+  }
+}
