@@ -4,7 +4,7 @@ import { createHarness, expectError, expectValidation, type Company, type Harnes
 import { chargeBody, payer } from '../../../test/support/charges.ts';
 import { createPayment } from '../../../test/support/payments.ts';
 import { alpha, asobancariaFile, LayoutError, num, RECORD_LENGTH } from './asobancaria.ts';
-import { decimalAmount } from './service.ts';
+import { csvCell, decimalAmount } from './service.ts';
 
 /**
  * GET /reports/collections (docs/reports.md): a Bogotá day's collections as an Asobancaria 2001
@@ -19,6 +19,20 @@ function records(file: string): string[] {
   assert.ok(/^[\x20-\x7e\r\n]*$/.test(file), 'printable ASCII only');
   return lines;
 }
+
+describe('CSV cells (issue 29: formula injection)', () => {
+  test('a text a spreadsheet would run is neutralised with an apostrophe; numbers and plain text are left as they are', () => {
+    // Before: "=HYPERLINK(...)" was only quoted, and a spreadsheet still ran it.
+    assert.equal(csvCell('=HYPERLINK("http://x.example","clic")'), `"'=HYPERLINK(""http://x.example"",""clic"")"`);
+    assert.equal(csvCell('+57 300'), `"'+57 300"`);
+    assert.equal(csvCell('@SUM(A1)'), `"'@SUM(A1)"`);
+    assert.equal(csvCell('-cmd'), `"'-cmd"`);
+    assert.equal(csvCell('\tcmd'), `"'\tcmd"`);
+    assert.equal(csvCell('-1234.56'), '-1234.56', 'a negative amount stays a number');
+    assert.equal(csvCell('FACT-001'), 'FACT-001');
+    assert.equal(csvCell('a,b'), '"a,b"');
+  });
+});
 
 describe('Asobancaria 2001 layout (pure)', () => {
   test('fields: zero-filled numbers, space-filled ASCII text, what does not fit is refused', () => {

@@ -119,7 +119,15 @@ export function decimalAmount(minor: bigint): string {
   return `${sign}${abs / 100n}.${(abs % 100n).toString().padStart(2, '0')}`;
 }
 
-const csvCell = (value: string) => (/[",\r\n]/.test(value) || /^[=+\-@]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value);
+/**
+ * A CSV cell: a text a spreadsheet would run as a formula (starting with =, +, -, @, a tab or a
+ * carriage return; plain numbers such as -1234.56 excepted) is neutralised with a leading
+ * apostrophe (OWASP "CSV injection"), then quoted when it holds a quote, comma or line break.
+ */
+export function csvCell(value: string): string {
+  const text = /^[=+\-@\t\r]/.test(value) && !/^-?\d+(\.\d+)?$/.test(value) ? `'${value}` : value;
+  return /[",\r\n]/.test(text) || text !== value ? `"${text.replaceAll('"', '""')}"` : text;
+}
 
 export const CSV_COLUMNS = ['date', 'time', 'reference', 'source_type', 'source_id', 'method', 'currency', 'amount'] as const;
 
