@@ -90,6 +90,150 @@ function describe(cert: forge.pki.Certificate, privateKey: KeyObject): SigningKe
   };
 }
 
+/**
+ * Bounds on the work of opening a PKCS#12 (issue 29). node-forge runs the file's own MAC and PBE
+ * iteration counts (PKCS#12 KDF, PBKDF2) synchronously before it can tell whether the password is
+ * right, so a 1.4 KB file with 2,000,000 iterations froze the API for seconds and the format allows
+ * counts that block for hours. The counts are read from the ASN.1 structure first (parsing DER is
+ * cheap and linear) and the file is refused before any key derivation when one count is above
+ * MAX_PKCS12_ITERATIONS or all of them together are above MAX_PKCS12_TOTAL_ITERATIONS. Real files
+ * use 2,048 (OpenSSL) or 10,000 (Java keytool, Windows) per derivation, three derivations or so (the
+ * MAC, the certificates' bag, the key's bag). Key bags only visible once their encrypted bag is
+ * decrypted are checked by the same rule when node-forge is about to derive their key (the
+ * `getCipher` guard below). The bytes are capped at MAX_PKCS12_BYTES (the API caps the base64 text
+ * at 300,000 characters, about 219 KiB, in the fiscal profile's schema).
+ */
+export const MAX_PKCS12_ITERATIONS = 100_000;
+export const MAX_PKCS12_TOTAL_ITERATIONS = 300_000;
+export const MAX_PKCS12_BYTES = 256 * 1024;
+
+/** The PKCS#12 asks for more work than accepted (refused before any key derivation). */
+export class CertificateLimitError extends CertificateError {}
+
+const OID_DATA = '1.2.840.113549.1.7.1';
+const OID_ENCRYPTED_DATA = '1.2.840.113549.1.7.6';
+const OID_PBES2 = '1.2.840.113549.1.5.13';
+const OID_PKCS12_PBE_PREFIX = '1.2.840.113549.1.12.1.';
+const OID_SHROUDED_KEY_BAG = '1.2.840.113549.1.12.10.1.2';
+const U = forge.asn1.Class.UNIVERSAL;
+const T = forge.asn1.Type;
+
+type Asn1 = forge.asn1.Asn1;
+const children = (n: Asn1 | undefined): Asn1[] => (n && Array.isArray(n.value) ? (n.value as Asn1[]) : []);
+const is = (n: Asn1 | undefined, type: number): n is Asn1 => !!n && n.tagClass === U && n.type === type;
+const oidOf = (n: Asn1 | undefined): string | null => (is(n, T.OID) && typeof n.value === 'string' ? forge.asn1.derToOid(n.value) : null);
+
+/** An INTEGER's value (BigInt: the bytes may be any length); null when not an INTEGER. */
+function integerOf(n: Asn1 | undefined): bigint | null {
+  if (!is(n, T.INTEGER) || typeof n.value !== 'string' || n.value.length === 0) return null;
+  return BigInt('0x' + forge.util.bytesToHex(n.value));
+}
+
+/** The bytes of an OCTET STRING, BER chunks joined (as node-forge reads PKCS#7 Data). */
+function octetsOf(n: Asn1 | undefined): string | null {
+  if (!is(n, T.OCTETSTRING)) return null;
+  if (typeof n.value === 'string') return n.value;
+  return children(n)
+    .map((c) => (typeof c.value === 'string' ? c.value : ''))
+    .join('');
+}
+
+/**
+ * The iteration count of a password-based encryption algorithm (its OID and parameters, as in an
+ * AlgorithmIdentifier): PKCS#12 PBE-params `{salt, iterations}` or PBES2 `{PBKDF2 {salt,
+ * iterationCount, …}, scheme}`; null for other algorithms (node-forge refuses them unread).
+ */
+export function pbeIterations(oid: string, params: Asn1 | undefined): bigint | null {
+  if (oid.startsWith(OID_PKCS12_PBE_PREFIX)) return integerOf(children(params)[1]);
+  if (oid === OID_PBES2) return integerOf(children(children(children(params)[0])[1])[1]);
+  return null;
+}
+
+function spend(budget: { left: bigint }, count: bigint | null, what: string): void {
+  if (count === null) return;
+  if (count > BigInt(MAX_PKCS12_ITERATIONS))
+    throw new CertificateLimitError(`the PKCS#12 ${what} uses ${count} key-derivation iterations; at most ${MAX_PKCS12_ITERATIONS} are accepted`);
+  budget.left -= count;
+  if (budget.left < 0n)
+    throw new CertificateLimitError(`the PKCS#12 needs more than ${MAX_PKCS12_TOTAL_ITERATIONS} key-derivation iterations in all`);
+}
+
+/** The encryption AlgorithmIdentifier of every shrouded key bag of a SafeContents (DER bytes). */
+function checkSafeContents(der: string, budget: { left: bigint }): void {
+  let safe: Asn1;
+  try {
+    safe = forge.asn1.fromDer(der, false);
+  } catch {
+    return; // not readable: node-forge refuses it before deriving anything for it
+  }
+  for (const bag of children(safe)) {
+    const [bagId, bagValue] = children(bag);
+    if (oidOf(bagId) !== OID_SHROUDED_KEY_BAG) continue;
+    const algorithm = children(children(bagValue)[0])[0];
+    const [oid, params] = children(algorithm);
+    spend(budget, pbeIterations(oidOf(oid) ?? '', params), 'key bag');
+  }
+}
+
+/**
+ * Reads every iteration count visible without a password (the MAC's, each encrypted bag's, each
+ * shrouded key's in plain bags) and throws CertificateLimitError when one is above the limits;
+ * answers the MAC's count (what the bags' guard, which sees every bag's derivation, starts from).
+ */
+export function checkPkcs12Work(p12: Buffer): { macIterations: bigint } {
+  if (p12.length > MAX_PKCS12_BYTES) throw new CertificateLimitError(`the PKCS#12 is larger than ${MAX_PKCS12_BYTES} bytes`);
+  const budget = { left: BigInt(MAX_PKCS12_TOTAL_ITERATIONS) };
+  let pfx: Asn1;
+  try {
+    pfx = forge.asn1.fromDer(forge.util.createBuffer(p12.toString('binary')), false);
+  } catch {
+    return { macIterations: 0n }; // not DER: node-forge fails on it at once
+  }
+  const [, authSafe, macData] = children(pfx);
+  const macIterations = macData ? (integerOf(children(macData)[2]) ?? 1n) : 0n;
+  spend(budget, macIterations, 'MAC');
+  const done = { macIterations };
+  const [contentType, content] = children(authSafe);
+  if (oidOf(contentType) !== OID_DATA) return done;
+  const authSafeDer = octetsOf(children(content)[0]);
+  if (authSafeDer === null) return done;
+  let infos: Asn1;
+  try {
+    infos = forge.asn1.fromDer(authSafeDer, false);
+  } catch {
+    return done;
+  }
+  for (const info of children(infos)) {
+    const [type, value] = children(info);
+    const inner = children(value)[0];
+    const kind = oidOf(type);
+    if (kind === OID_DATA) {
+      const der = octetsOf(inner);
+      if (der !== null) checkSafeContents(der, budget);
+    } else if (kind === OID_ENCRYPTED_DATA) {
+      // EncryptedData {version, EncryptedContentInfo {contentType, contentEncryptionAlgorithm, …}}
+      const algorithm = children(children(inner)[1])[1];
+      const [oid, params] = children(algorithm);
+      spend(budget, pbeIterations(oidOf(oid) ?? '', params), 'encrypted bag');
+    }
+  }
+  return done;
+}
+
+/**
+ * While a PKCS#12 is being opened (synchronously, so no other opening interleaves), every key
+ * node-forge derives for a bag passes here first: a key bag found inside an encrypted bag cannot be
+ * read before, its count is charged to the same budget.
+ */
+let opening: { left: bigint } | null = null;
+type GetCipher = (oid: string, params: Asn1, password: string) => unknown;
+const pbe = (forge.pki as unknown as { pbe: { getCipher: GetCipher } }).pbe;
+const forgeGetCipher = pbe.getCipher;
+pbe.getCipher = function guardedGetCipher(this: unknown, oid, params, password) {
+  if (opening) spend(opening, pbeIterations(oid, params), 'bag');
+  return forgeGetCipher.call(this, oid, params, password);
+};
+
 const cache = new Map<string, SigningKey>();
 const CACHE_LIMIT = 64;
 
@@ -98,12 +242,18 @@ export function loadSigningKey(certificate: SigningCertificate): SigningKey {
   const id = createHash('sha256').update(certificate.p12).update('\0').update(certificate.password, 'utf8').digest('hex');
   const hit = cache.get(id);
   if (hit) return hit;
+  // The work is bounded before it runs (MAX_PKCS12_ITERATIONS above): a refused file costs a DER parse.
+  const { macIterations } = checkPkcs12Work(certificate.p12);
   let p12: forge.pkcs12.Pkcs12Pfx;
+  opening = { left: BigInt(MAX_PKCS12_TOTAL_ITERATIONS) - macIterations };
   try {
     // Non-strict DER: PKCS#12 files exported by common tools are not always strict DER.
     p12 = forge.pkcs12.pkcs12FromAsn1(forge.asn1.fromDer(forge.util.createBuffer(certificate.p12.toString('binary'))), false, certificate.password);
   } catch (err) {
+    if (err instanceof CertificateLimitError) throw err;
     throw new CertificateError(`cannot open the PKCS#12 certificate: ${(err as Error).message}`);
+  } finally {
+    opening = null;
   }
   const keyBags = [
     ...(p12.getBags({ bagType: forge.pki.oids.pkcs8ShroudedKeyBag })[forge.pki.oids.pkcs8ShroudedKeyBag] ?? []),

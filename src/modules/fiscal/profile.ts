@@ -6,7 +6,7 @@ import { iso, inTenant, type Tenant } from '../../platform/scope.ts';
 import { openNullable, openSecret, sealNullable, sealSecret, type Keyring } from '../../platform/secrets.ts';
 import { customerRuleErrors } from '../customers/validate.ts';
 import type { FiscalIssuer } from '../../documents/dian/model.ts';
-import { summarizePkcs12 } from './certificate.ts';
+import { openPkcs12, summarizePkcs12 } from './certificate.ts';
 import type { FiscalProfileBody, FiscalProfileResponse } from './schemas.ts';
 import { DEFAULT_DIAN_SETTINGS, DEFAULT_TEST_DIAN_SETTINGS, dianSettingsProblems } from './dian-settings.ts';
 import type { CertificateSummary, DianSettings, FiscalProfilesTable } from './tables.ts';
@@ -204,13 +204,13 @@ export async function putFiscalProfile(
     if (body.certificate_password === undefined) add('certificate_password', 'is required with certificate');
     else if (!bytes || bytes.length === 0) add('certificate', 'must be a base64 PKCS#12 file');
     else {
-      const summary = summarizePkcs12(bytes, body.certificate_password);
-      if (!summary) add('certificate', 'is not a PKCS#12 with a certificate and its private key that certificate_password opens');
+      const opened = openPkcs12(bytes, body.certificate_password);
+      if ('refused' in opened) add('certificate', opened.refused);
       else
         Object.assign(merged, {
           certificate_p12: bytes.toString('base64'),
           certificate_password: body.certificate_password,
-          certificate_summary: summary,
+          certificate_summary: opened.summary,
         });
     }
   } else if (body.certificate_password !== undefined) add('certificate_password', 'is only accepted with certificate');
