@@ -229,7 +229,8 @@ export interface SessionCustomer {
 
 /**
  * The session of X-Customer-Token for this request: issued by this key (company, environment and
- * key), not expired nor revoked. Otherwise 401 without a code (SPEC.md).
+ * key), not expired nor revoked, and its customer not deleted (checked on every request, so a
+ * deleted customer's sessions end at once). Otherwise 401 without a code (SPEC.md).
  */
 export async function sessionOf(req: FastifyRequest): Promise<SessionCustomer> {
   const ctx = req.ctx;
@@ -245,13 +246,28 @@ export async function sessionOf(req: FastifyRequest): Promise<SessionCustomer> {
   const now = ctx.deps.clock.now();
   if (!row || row.revoked_at || row.key_id !== ctx.keyId || new Date(row.expires_at).getTime() <= now.getTime())
     throw new ApiError('customer_token_invalid');
+  // The customer still exists: a deleted customer's session reads nothing (issue 29).
+  const customer = await ctx.deps.database.db
+    .selectFrom('customers')
+    .select('id')
+    .$call(inTenant(ctx))
+    .where('id', '=', row.customer_id)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  if (!customer) throw new ApiError('customer_token_invalid');
   return { sessionId: row.id, customerId: row.customer_id, expiresAt: new Date(row.expires_at) };
 }
 
 /** GET /customers/session: the session's customer and when it ends. */
 export async function getSession(req: FastifyRequest): Promise<{ customer: CustomerResponse; expires_at: string }> {
   const session = await sessionOf(req);
-  const customer = await req.ctx.deps.database.db.selectFrom('customers').selectAll().where('id', '=', session.customerId).executeTakeFirstOrThrow();
+  const customer = await req.ctx.deps.database.db
+    .selectFrom('customers')
+    .selectAll()
+    .where('id', '=', session.customerId)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  if (!customer) throw new ApiError('customer_token_invalid');
   return { customer: toCustomerResponse(customer), expires_at: iso(session.expiresAt) };
 }
 

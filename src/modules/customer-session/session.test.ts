@@ -96,4 +96,32 @@ describe('customer session: login and token', () => {
     assert.equal(expired.body.code, undefined);
     expectError(await co.req({ url: '/v1/customers/session/payment-methods', headers }), 401);
   });
+
+  test('a deleted customer: every session request of theirs is 401 without a code, like an expired token', async () => {
+    const phone = '+573004447788';
+    const created = await co.req({ url: '/v1/customers', body: { first_name: 'Ana', last_name: 'Ruiz', phone } });
+    assert.equal(created.status, 200, created.raw);
+    minutes(61);
+    assert.equal((await co.req({ url: '/v1/customers/login/request', body: { phone } })).status, 200);
+    const ok = await co.req({ url: '/v1/customers/login/verify', body: { phone, otp: TEST_LOGIN_CODE } });
+    assert.equal(ok.status, 200, ok.raw);
+    const headers = { 'x-customer-token': ok.body.token as string };
+    assert.equal((await co.req({ url: '/v1/customers/session', headers })).status, 200);
+    assert.equal((await co.req({ url: '/v1/customers/session/payment-methods', headers })).status, 200);
+    const deleted = await co.req({ method: 'DELETE', url: `/v1/customers/${created.body.id}` });
+    assert.ok(deleted.status < 300, deleted.raw);
+    for (const req of [
+      { url: '/v1/customers/session' },
+      { url: '/v1/customers/session/payment-methods' },
+      { url: '/v1/customers/session/charges/ch_00000000000000000000000000' },
+      { method: 'POST' as const, url: '/v1/customers/session/payment-methods', body: { token: 'tok_x' } },
+      { method: 'POST' as const, url: '/v1/customers/session/charges', body: { payment_method_id: 'x', amount: 1000, description: 'x' } },
+      { method: 'DELETE' as const, url: '/v1/customers/session' },
+    ]) {
+      minutes(1);
+      const res = await co.req({ ...req, headers });
+      expectError(res, 401);
+      assert.equal(res.body.code, undefined, `${req.url}: the expired-token answer`);
+    }
+  });
 });
