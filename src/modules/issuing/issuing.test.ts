@@ -59,9 +59,12 @@ describe(`issuing cards (${ENGINE})`, () => {
       .where('environment', '=', 'live')
       .execute();
     assert.equal(rows.length, 0);
+    // An unknown card with a live key: 404 like any missing object (the live key's 403 test_only is for a live card).
     expectError(
       await co.req({ url: '/v1/issuing/cards/icard_00000000000000000000000000/test-authorizations', body: { amount: 10 }, env: 'live' }),
-      403,
+      404,
+      'record_not_found',
+      10002,
     );
   });
 
@@ -192,10 +195,31 @@ describe(`issuing cards (${ENGINE})`, () => {
       { url: `/v1/issuing/cards/${a}` },
       { url: `/v1/customers/${holder}/issuing-cards` },
       { method: 'POST' as const, url: `/v1/issuing/cards/${a}/cancel`, body: {} },
+      { method: 'POST' as const, url: `/v1/issuing/cards/${a}/test-authorizations`, body: { amount: 10 } },
     ]) {
       await expectScoped(co, other, req);
     }
     assert.equal((await other.req({ url: '/v1/issuing/cards' })).body.total, 0);
+    // A live card (stored directly: live issuing needs a connector) with the live key: 403 test_only, no code.
+    const db = h.runtime.deps.database.db;
+    const row = await db.selectFrom('issuing_cards').selectAll().where('id', '=', a).executeTakeFirstOrThrow();
+    const liveId = `icard_${'1'.repeat(a.length - 'icard_'.length)}`;
+    await db
+      .insertInto('issuing_cards')
+      .values({
+        ...row,
+        id: liveId,
+        environment: 'live',
+        status: 'active',
+        customer_id: await customerWithDocument(co, '80111222', 'CC', 'live'),
+        address: null,
+        metadata: null,
+      })
+      .execute();
+    const liveSpend = await co.req({ url: `/v1/issuing/cards/${liveId}/test-authorizations`, body: { amount: 10 }, env: 'live' });
+    expectError(liveSpend, 403);
+    assert.equal(liveSpend.body.code_name, undefined);
+    expectError(await spend(liveId, 10), 404, 'environment_key_mismatch');
   });
 
   test('an issuer without an answer: the card stays created, the reconciler activates it; a retry of the key answers the card', async () => {

@@ -364,15 +364,21 @@ export async function changeIssuingCardStatus(ctx: RequestContext, id: string, a
  * the card network would ask for it, approved at once — the amount leaves the customer's wallet
  * through the ledger (`payout` from the customer_wallet, source the authorization) and shows in
  * the wallet's movements, in one transaction. A card not active is 422 issuing_card_not_active, a
- * wallet short of the amount 422 10501 insufficient_funds; neither records anything.
+ * wallet short of the amount 422 10501 insufficient_funds; neither records anything. The card is
+ * looked up first (404 record_not_found / environment_key_mismatch), then a live card with a live
+ * key is 403 test_only, as in the other test-only actions.
  */
 export async function createTestAuthorization(ctx: RequestContext, id: string, body: TestAuthorizationBody): Promise<IssuingAuthorizationResponse> {
-  if (!ctx.isTest) throw new ApiError('test_only', { message: 'Test authorizations are only for test cards, with a test key.' });
-  const amount = parseMinor(body.amount);
-  if (amount === null || amount <= 0n) throw validationError({ amount: ['must be an amount in pesos greater than 0, with at most 2 decimals'] });
   return inTransaction(ctx.db, async (trx) => {
     const scope: ServiceScope = { ...ctx, db: trx };
+    // The card first, as every test-only action (POST /charges/{id}/resolve…): unknown → 404
+    // record_not_found, the other environment's → 404 environment_key_mismatch; only a live card
+    // with a live key is 403 test_only.
     const card = await lockForOperation(trx, ctx, id);
+    if (!ctx.isTest || card.environment !== 'test')
+      throw new ApiError('test_only', { message: 'Test authorizations are only for test cards, with a test key.' });
+    const amount = parseMinor(body.amount);
+    if (amount === null || amount <= 0n) throw validationError({ amount: ['must be an amount in pesos greater than 0, with at most 2 decimals'] });
     if (card.status !== 'active') {
       throw new ApiError('issuing_card_not_active', { message: `The card is ${card.status}; only an active card can be used.` });
     }
