@@ -1,15 +1,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
-import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import type { BrowserContext, Page } from 'playwright-core';
 import { createHarness, ENGINE, type Company, type Harness } from '../../test/harness.ts';
 import { FakeWompi } from '../../test/fakes/wompi-server.ts';
 import { plain } from '../../test/support/pages.ts';
-import { CHROMIUM, launchChromium } from '../../test/support/browser.ts';
+import { CHROMIUM, launchChromium, recordingProxy } from '../../test/support/browser.ts';
 
 /**
  * A live connect-link page with a card connector, in Debian's Chromium at 360 px against the local
@@ -27,35 +25,6 @@ const SKIP = fs.existsSync(CHROMIUM)
 const SHOTS = path.resolve('.test-data/screenshots');
 const PAN = '4242424242424242';
 const CVV = '987';
-
-interface Seen {
-  method: string;
-  url: string;
-  body: string;
-}
-
-/**
- * What the browser sends to our server, exactly: a proxy in front of the test server that records
- * every request (method, URL, raw body) before passing it on.
- */
-async function recordingProxy(target: string): Promise<{ url: string; seen: Seen[]; close: () => void }> {
-  const seen: Seen[] = [];
-  const server = http.createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const body = Buffer.concat(chunks);
-    seen.push({ method: req.method ?? 'GET', url: req.url ?? '', body: body.toString('utf8') });
-    const upstream = http.request(`${target}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
-    upstream.on('error', () => res.writeHead(502).end());
-    upstream.end(body);
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, close: () => server.close() };
-}
 
 describe(`live connect-link page in Chromium at 360 px (${ENGINE})`, { skip: SKIP }, () => {
   let fake: FakeWompi;

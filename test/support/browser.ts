@@ -2,6 +2,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import http from 'node:http';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
 
 /** Debian's Chromium, never a downloaded browser (the browser tests skip without it). */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -30,4 +33,34 @@ export async function launchChromium(opts: { phone?: boolean } = {}): Promise<{ 
   });
   const page = browser.pages()[0] ?? (await browser.newPage());
   return { browser, page, userDataDir };
+}
+
+/** What the browser sent to the server behind a recording proxy. */
+export interface Seen {
+  method: string;
+  url: string;
+  body: string;
+}
+
+/**
+ * What the browser sends to our server, exactly: a proxy in front of the test server that records
+ * every request (method, URL, raw body) before passing it on.
+ */
+export async function recordingProxy(target: string): Promise<{ url: string; seen: Seen[]; close: () => void }> {
+  const seen: Seen[] = [];
+  const server = http.createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks);
+    seen.push({ method: req.method ?? 'GET', url: req.url ?? '', body: body.toString('utf8') });
+    const upstream = http.request(`${target}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    upstream.on('error', () => res.writeHead(502).end());
+    upstream.end(body);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, close: () => server.close() };
 }
