@@ -5,7 +5,7 @@ import { ApiError } from '../../platform/errors/api-error.ts';
 import { emitEvent } from '../../platform/outbox/outbox.ts';
 import { inTenant } from '../../platform/scope.ts';
 import { toChargeResponse, type ChargeRow } from './present.ts';
-import { lockCharge } from './queries.ts';
+import { hasActiveRefund, lockCharge } from './queries.ts';
 import { chargeRail, RAIL_OF_METHOD } from './rails.ts';
 import type { DisputeReporting } from '../../rails/disputes.ts';
 import type { Tenant } from '../../platform/scope.ts';
@@ -27,14 +27,8 @@ export async function lockDisputableCharge(trx: Transaction<DB>, scope: Tenant, 
   if (charge.status !== 'paid') {
     throw new ApiError('charge_is_not_paid', { message: `The charge is ${charge.status}; only a paid charge can be disputed.` });
   }
-  const refund = await trx
-    .selectFrom('charge_refunds')
-    .select('id')
-    .$call(inTenant(scope))
-    .where('charge_id', '=', charge.id)
-    .where('status', '<>', 'failed')
-    .executeTakeFirst();
-  if (refund) throw new ApiError('charge_refunded', { message: 'A refund of this charge is in progress; it cannot be disputed.' });
+  if (await hasActiveRefund(trx, scope, charge.id))
+    throw new ApiError('charge_refunded', { message: 'A refund of this charge is in progress; it cannot be disputed.' });
   return charge;
 }
 

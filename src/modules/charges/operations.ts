@@ -7,7 +7,7 @@ import { REJECTION_REASONS } from '../payments/schemas.ts';
 import { failedRefundSource, postChargeRefund } from './ledger.ts';
 import { CANCELLABLE, CANCELLED_REMARKS, REFUND_MACHINE, RESOLVABLE } from './lifecycle.ts';
 import { toChargeResponse } from './present.ts';
-import { loadCharge } from './queries.ts';
+import { hasActiveRefund, loadCharge } from './queries.ts';
 import { chargeRail, CONNECTOR_HANDLED, connectorHandled, RAIL_OF_METHOD } from './rails.ts';
 import { REFUNDABLE_SCENARIO, type ChargeResponse, type ResolveChargeBody } from './schemas.ts';
 import { jobPayload, RECONCILE_JOB } from './jobs.ts';
@@ -58,13 +58,7 @@ async function requestRefund(
       const charge = await loadCharge(scope, id, true);
       // The rail that gives the money back; a live charge whose rail lost its connector is refused here.
       const rail = await chargeRail(ctx.deps, ctx, charge.payment_method_type);
-      const existing = await trx
-        .selectFrom('charge_refunds')
-        .select('status')
-        .$call(inTenant(ctx))
-        .where('charge_id', '=', charge.id)
-        .where('status', '<>', 'failed')
-        .executeTakeFirst();
+      const existing = await hasActiveRefund(trx, ctx, charge.id);
       if (charge.status === 'refunded') throw new ApiError('charge_refunded');
       if (existing) throw new ApiError('charge_refunded', { message: 'A refund of this charge is in progress.' });
       // A chargeback is the payer's refund through the network: the dispute decides where the money goes.

@@ -58,3 +58,15 @@ export async function countOpenCharges(db: Executor, scope: Tenant, methods: rea
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }
+
+/** Whether the charge has a refund that is pending or succeeded (a failed one does not count: the charge may be refunded again). */
+export async function hasActiveRefund(db: Executor, scope: Tenant, chargeId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('charge_refunds')
+    .select('id')
+    .$call(inTenant(scope))
+    .where('charge_id', '=', chargeId)
+    .where('status', '<>', 'failed')
+    .executeTakeFirst();
+  return row !== undefined;
+}

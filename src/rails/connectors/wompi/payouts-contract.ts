@@ -22,19 +22,7 @@ export const WOMPI_PAYOUTS_BASE_URLS = {
  * - `done`: PARTIAL_PAYMENT, TOTAL_PAYMENT (every transaction is final; TOTAL_PAYMENT does not
  *   mean every one was paid: each transaction's own status decides).
  */
-export const PAYOUT_BATCH_STATUSES = [
-  'PENDING_APPROVAL',
-  'PENDING',
-  'AFE_ON_HOLD',
-  'NOT_APPROVED',
-  'REJECTED',
-  'AFE_REJECTED',
-  'PARTIAL_PAYMENT',
-  'TOTAL_PAYMENT',
-] as const;
-export type PayoutBatchStatus = (typeof PAYOUT_BATCH_STATUSES)[number];
-
-export const PAYOUT_BATCH_MEANING: Readonly<Record<PayoutBatchStatus, 'on_the_way' | 'refused' | 'done'>> = {
+export const PAYOUT_BATCH_MEANING = {
   PENDING_APPROVAL: 'on_the_way',
   PENDING: 'on_the_way',
   AFE_ON_HOLD: 'on_the_way',
@@ -43,7 +31,10 @@ export const PAYOUT_BATCH_MEANING: Readonly<Record<PayoutBatchStatus, 'on_the_wa
   AFE_REJECTED: 'refused',
   PARTIAL_PAYMENT: 'done',
   TOTAL_PAYMENT: 'done',
-};
+} as const satisfies Record<string, 'on_the_way' | 'refused' | 'done'>;
+export type PayoutBatchStatus = keyof typeof PAYOUT_BATCH_MEANING;
+/** Every documented batch status (the keys of its meaning: one list). */
+export const PAYOUT_BATCH_STATUSES = Object.keys(PAYOUT_BATCH_MEANING) as PayoutBatchStatus[];
 
 /**
  * Every documented transaction status (the transactions' `status` filter, `transaction.updated`
@@ -51,19 +42,7 @@ export const PAYOUT_BATCH_MEANING: Readonly<Record<PayoutBatchStatus, 'on_the_wa
  * APPROVED is credited; FAILED (wrong data, a restricted account), REJECTED (by the bank) and
  * CANCELLED (its batch was not approved) are final without money leaving.
  */
-export const PAYOUT_TRANSACTION_STATUSES = [
-  'PENDING',
-  'PROCESSING',
-  'READY_TO_FILE',
-  'ADDED_TO_FILE',
-  'APPROVED',
-  'FAILED',
-  'REJECTED',
-  'CANCELLED',
-] as const;
-export type PayoutTransactionStatus = (typeof PAYOUT_TRANSACTION_STATUSES)[number];
-
-export const PAYOUT_TRANSACTION_MEANING: Readonly<Record<PayoutTransactionStatus, 'on_the_way' | 'paid' | 'failed'>> = {
+export const PAYOUT_TRANSACTION_MEANING = {
   PENDING: 'on_the_way',
   PROCESSING: 'on_the_way',
   READY_TO_FILE: 'on_the_way',
@@ -72,7 +51,10 @@ export const PAYOUT_TRANSACTION_MEANING: Readonly<Record<PayoutTransactionStatus
   FAILED: 'failed',
   REJECTED: 'failed',
   CANCELLED: 'failed',
-};
+} as const satisfies Record<string, 'on_the_way' | 'paid' | 'failed'>;
+export type PayoutTransactionStatus = keyof typeof PAYOUT_TRANSACTION_MEANING;
+/** Every documented transaction status (the keys of its meaning: one list). */
+export const PAYOUT_TRANSACTION_STATUSES = Object.keys(PAYOUT_TRANSACTION_MEANING) as PayoutTransactionStatus[];
 
 export interface WompiPayoutBatch {
   id: string;
