@@ -7,7 +7,7 @@ const tracing = await startTracing();
 const { loadConfig } = await import('./config.ts');
 const { createLogger, createRuntime, DataDirBusyError } = await import('./runtime.ts');
 const { createHttpApp, startControlSocket } = await import('./server.ts');
-const { controlSocketPath } = await import('./platform/db/data-dir-lock.ts');
+const { controlSocketPath, removeControlSocket } = await import('./platform/db/data-dir-lock.ts');
 const { KeyResolver } = await import('./platform/auth/api-keys.ts');
 const { SecretsKeyMissing } = await import('./platform/secrets.ts');
 
@@ -21,6 +21,7 @@ async function main(): Promise<void> {
   try {
     runtime = await createRuntime(config, { role: 'server', socket, logger });
   } catch (error) {
+    if (socket) removeControlSocket(socket, config.dataDir, { ours: false });
     if (error instanceof DataDirBusyError || error instanceof SecretsKeyMissing) {
       logger.fatal(error.message);
       process.exit(1);
@@ -74,6 +75,7 @@ async function main(): Promise<void> {
     await app.listen({ port: config.port, host: config.host });
     closeHttp = async () => {
       control?.close();
+      if (socket) removeControlSocket(socket, config.dataDir);
       // server.close() waits for every open connection: keep-alive sockets that go idle after their
       // last answer are closed as they appear, and at 80% of the budget whatever is left is cut, so
       // a client holding a connection open never holds the shutdown.
@@ -96,7 +98,10 @@ async function main(): Promise<void> {
   if (mode === 'worker' && socket) {
     // The worker owns the embedded data directory: operator commands (recaudo jobs ...) reach it here.
     const control = startControlSocket(runtime, socket, new KeyResolver(runtime.deps.database.db));
-    closeHttp = async () => void control.close();
+    closeHttp = async () => {
+      control.close();
+      removeControlSocket(socket, config.dataDir);
+    };
   }
   if (config.workers || mode === 'worker') {
     runtime.deps.jobs.start({

@@ -81,6 +81,12 @@ export function startControlSocket(runtime: Runtime, socketPath: string, keys: K
       });
     }
   });
+  // The socket sits in a directory only this user can enter (controlSocketPath), so nobody else can
+  // squat its path. Should listening fail anyway, the API still serves: the CLI says it cannot reach
+  // the server, and the log says why.
+  server.on('error', (error) =>
+    runtime.deps.logger.error({ err: error, socket: socketPath }, 'control socket unavailable: the CLI cannot reach this server'),
+  );
   server.listen(socketPath, () => {
     try {
       fs.chmodSync(socketPath, 0o600);

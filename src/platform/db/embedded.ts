@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
+import { makePrivate, makePrivateDir } from './private-dir.ts';
 
 /**
  * The embedded engine's files (docs/operations.md "Embedded engine"): PGlite in DATA_DIR.
@@ -71,11 +72,13 @@ export interface EmbeddedOptions {
 
 export async function openPglite(dataDir: string, opts: EmbeddedOptions): Promise<PGlite> {
   seedFromTemplate(dataDir, opts.templateDir ?? defaultTemplateDir());
-  fs.mkdirSync(dataDir, { recursive: true });
-  return PGlite.create(dataDir, {
+  makePrivateDir(dataDir);
+  const pglite = await PGlite.create(dataDir, {
     parsers: { [INT8_OID]: opts.parseInt8 },
     postgresqlconf: [`shared_buffers=${opts.sharedBuffers ?? '32MB'}`],
   });
+  makePrivate(dataDir);
+  return pglite;
 }
 
 /**
