@@ -1182,6 +1182,8 @@ async function main(): Promise<number> {
     LOG_LEVEL: 'warn',
     RATE_LIMIT_TEST: HUGE_LIMIT,
     RATE_LIMIT_LIVE: HUGE_LIMIT,
+    // The delivery scenario's receiver listens on 127.0.0.1: the local-development opt-in.
+    ALLOW_PRIVATE_WEBHOOKS: 'true',
   };
   log(`starting the service on ${origin}`);
   const entry = await serviceEntry();
@@ -1525,6 +1527,7 @@ async function main(): Promise<number> {
         LOG_LEVEL: 'warn',
         RATE_LIMIT_TEST: HUGE_LIMIT,
         RATE_LIMIT_LIVE: HUGE_LIMIT,
+        ALLOW_PRIVATE_WEBHOOKS: 'true',
         RUN_WORKERS: process.env.RUN_WORKERS ?? '(default)',
         DB_POOL_SIZE: process.env.DB_POOL_SIZE ?? '(default)',
       },

@@ -84,11 +84,15 @@ export interface Config {
   webhookTimeoutMs: number;
   webhookConcurrency: number;
   /**
-   * Test-mode webhooks may target private, loopback and link-local addresses (local receivers).
-   * Off by default when NODE_ENV=production: a test key must not reach the host's private network.
+   * Test-mode webhooks, flows and campaign media may target private, loopback and link-local
+   * addresses (local receivers). Off unless set, in every mode: a test key must not reach the
+   * host's private network; local development opts in.
    */
   allowPrivateWebhooks: boolean;
+  /** METRICS_TOKEN; with NODE_ENV=production and none set, /metrics answers 404. */
   metricsToken: string | undefined;
+  /** HSTS_MAX_AGE (s): Strict-Transport-Security on every response when positive; a year in production, 0 (none) elsewhere. */
+  hstsMaxAge: number;
   /** Longest time a client may take to send a whole request (headers and body) before a 408; 0 = none. */
   requestTimeoutMs: number;
   /** Requests per minute per client address on the payer pages (/pay, /portal); beyond it a 429 page. */
@@ -266,8 +270,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookRetryScheduleMs: durationList(env, 'WEBHOOK_RETRY_SCHEDULE', DEFAULT_RETRY_SCHEDULE),
     webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 30_000, 1),
     webhookConcurrency: int(env, 'WEBHOOK_CONCURRENCY', 64, 1),
-    allowPrivateWebhooks: bool(env, 'ALLOW_PRIVATE_WEBHOOKS', env.NODE_ENV !== 'production'),
+    allowPrivateWebhooks: bool(env, 'ALLOW_PRIVATE_WEBHOOKS', false),
     metricsToken: env.METRICS_TOKEN || undefined,
+    hstsMaxAge: int(env, 'HSTS_MAX_AGE', env.NODE_ENV === 'production' ? 31_536_000 : 0),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 30_000, 0),
     pagesRateLimit: int(env, 'PAGES_RATE_LIMIT', 300, 1),
     authFailureLimit: int(env, 'AUTH_FAILURE_LIMIT', 300, 1),

@@ -77,6 +77,8 @@ export async function createHarness(env: Record<string, string> = {}, opts: { lo
     RATE_LIMIT_LIVE: '100000',
     PAGES_RATE_LIMIT: '100000',
     AUTH_FAILURE_LIMIT: '100000',
+    // The suites' receivers and fakes listen on 127.0.0.1: the explicit opt-in for local development.
+    ALLOW_PRIVATE_WEBHOOKS: 'true',
     SANDBOX_ACCOUNT_DELAY_MS: '1000',
     MESSAGING_SANDBOX_DELAY_MS: '0',
     PUBLIC_BASE_URL: 'http://recaudo.test',

@@ -153,6 +153,42 @@ test('GET /metrics exposes request, queue and delivery metrics in Prometheus tex
   }
 });
 
+test('NODE_ENV=production: /metrics is 404 without METRICS_TOKEN; Strict-Transport-Security on every response (none in development)', async () => {
+  const prod = await createHarness({ NODE_ENV: 'production', SECRETS_KEY: 'ab'.repeat(32) });
+  const dev = await createHarness({ NODE_ENV: 'development' });
+  try {
+    const co = await prod.company();
+    const metrics = await send(prod.app, { url: '/metrics' });
+    assert.equal(metrics.status, 404);
+    assert.doesNotMatch(metrics.raw, /recaudo_/);
+    assert.equal((await send(dev.app, { url: '/metrics' })).status, 200, 'development without a token: served');
+    for (const res of [
+      metrics,
+      await send(prod.app, { url: '/health' }),
+      await co.req({ url: '/v1/customers' }),
+      await send(prod.app, { url: '/v1/customers', key: 'sk_test_nope' }),
+      await send(prod.app, { url: '/v1/nothing-here' }),
+      await send(prod.app, { url: '/pagar/no-such-token' }),
+    ]) {
+      const hsts = String(res.headers['strict-transport-security'] ?? '');
+      assert.match(hsts, /^max-age=(\d+); includeSubDomains$/, `${res.status} ${res.raw.slice(0, 80)}`);
+      assert.ok(Number(/max-age=(\d+)/.exec(hsts)![1]) >= 15_552_000, 'at least 180 days');
+    }
+    assert.equal((await send(dev.app, { url: '/health' })).headers['strict-transport-security'], undefined);
+    const withToken = await createHarness({ NODE_ENV: 'production', SECRETS_KEY: 'ab'.repeat(32), METRICS_TOKEN: 'scrape-me' });
+    try {
+      const res = await withToken.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer scrape-me' } });
+      assert.equal(res.statusCode, 200);
+      expectError(await send(withToken.app, { url: '/metrics' }), 401, 'unauthenticated', 10000);
+    } finally {
+      await withToken.close();
+    }
+  } finally {
+    await prod.close();
+    await dev.close();
+  }
+});
+
 test('rate limits hold across processes sharing PostgreSQL', { skip: !process.env.TEST_DATABASE_URL && 'PostgreSQL only' }, async () => {
   const { PostgresRateLimiter } = await import('../src/platform/rate-limit/rate-limit.ts');
   const h = await createHarness();

@@ -8,7 +8,14 @@ import { emitEvent } from '../src/platform/outbox/outbox.ts';
 
 function startWorker(databaseUrl: string): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'worker'], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_CONCURRENCY: '16' },
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      LOG_LEVEL: 'warn',
+      ALLOW_PRIVATE_WEBHOOKS: 'true',
+      WEBHOOK_TIMEOUT_MS: '1000',
+      WEBHOOK_CONCURRENCY: '16',
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
 }

@@ -67,6 +67,7 @@ export async function cliWithServer(
     DATABASE_URL: ENGINE === 'postgres' ? process.env.TEST_DATABASE_URL : '',
     LOG_LEVEL: 'warn',
     RECAUDO_API_URL: base,
+    ALLOW_PRIVATE_WEBHOOKS: 'true', // receivers on 127.0.0.1: the local-development opt-in
     ...extraEnv,
   };
   return {

@@ -96,15 +96,16 @@ function describe(cert: forge.pki.Certificate, privateKey: KeyObject): SigningKe
  * right, so a 1.4 KB file with 2,000,000 iterations froze the API for seconds and the format allows
  * counts that block for hours. The counts are read from the ASN.1 structure first (parsing DER is
  * cheap and linear) and the file is refused before any key derivation when one count is above
- * MAX_PKCS12_ITERATIONS or all of them together are above MAX_PKCS12_TOTAL_ITERATIONS. Real files
+ * MAX_PKCS12_ITERATIONS (200,000, the bound PRODUCT.md "Security defaults" sets) or all of them
+ * together are above MAX_PKCS12_TOTAL_ITERATIONS (three derivations at that bound). Real files
  * use 2,048 (OpenSSL) or 10,000 (Java keytool, Windows) per derivation, three derivations or so (the
  * MAC, the certificates' bag, the key's bag). Key bags only visible once their encrypted bag is
  * decrypted are checked by the same rule when node-forge is about to derive their key (the
  * `getCipher` guard below). The bytes are capped at MAX_PKCS12_BYTES (the API caps the base64 text
  * at 300,000 characters, about 219 KiB, in the fiscal profile's schema).
  */
-export const MAX_PKCS12_ITERATIONS = 100_000;
-export const MAX_PKCS12_TOTAL_ITERATIONS = 300_000;
+export const MAX_PKCS12_ITERATIONS = 200_000;
+export const MAX_PKCS12_TOTAL_ITERATIONS = 600_000;
 export const MAX_PKCS12_BYTES = 256 * 1024;
 
 /** The PKCS#12 asks for more work than accepted (refused before any key derivation). */

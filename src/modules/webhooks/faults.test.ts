@@ -5,6 +5,7 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { createHarness, eventually, expectValidation, type Company, type Harness } from '../../../test/harness.ts';
 import { Receiver } from '../../../test/receiver.ts';
+import { campaignCompany } from '../../../test/support/campaigns.ts';
 import { emitEvent } from '../../platform/outbox/outbox.ts';
 import { dispatchers } from './dispatcher.ts';
 import { urlResolvers } from './service.ts';
@@ -68,12 +69,13 @@ class ScriptedReceiver {
   }
 }
 
-describe('ALLOW_PRIVATE_WEBHOOKS=false: test webhooks follow the live address rules', () => {
+describe('by default (ALLOW_PRIVATE_WEBHOOKS unset, whatever NODE_ENV says): test webhooks, flows and campaign media follow the live address rules', () => {
   let h: Harness;
   let co: Company;
   let rx: Receiver;
   before(async () => {
-    h = await createHarness({ ALLOW_PRIVATE_WEBHOOKS: 'false' });
+    // The suites' harness opts in for its local receivers; '' is "unset", the default an operator gets.
+    h = await createHarness({ ALLOW_PRIVATE_WEBHOOKS: '', NODE_ENV: 'development' });
     co = await h.company();
     rx = await new Receiver().start();
   });
@@ -107,6 +109,24 @@ describe('ALLOW_PRIVATE_WEBHOOKS=false: test webhooks follow the live address ru
     const ok = await co.req({ url: '/v1/webhooks', body: hook('http://93.184.216.34/hook') });
     assert.equal(ok.status, 200, 'a test key keeps http to a public address');
     expectValidation(await co.req({ method: 'PUT', url: `/v1/webhooks/${ok.body.data.id}`, body: { url: 'http://192.168.0.10/x' } }), 'url');
+  });
+
+  test('a flow calling a private URL and campaign media on a private address are refused the same way', async () => {
+    for (const url of ['http://127.0.0.1:9/flow', 'http://169.254.169.254/latest/meta-data', 'http://localhost:8080/x']) {
+      const flow = await co.req({
+        url: '/v1/flows',
+        idem: false,
+        body: { name: 'Privado', event: 'charge.paid', action: { type: 'call_url', url } },
+      });
+      expectValidation(flow, 'action.url');
+    }
+    const shop = await campaignCompany(h, 'Medios Privados SAS');
+    const media = await shop.req({
+      url: '/v1/campaigns/import-messages',
+      body: { template: 'cobro_factura', phones: ['+573001234567'], image_url: `${rx.url}/a.png`, optional_1: 'Hola' },
+    });
+    expectValidation(media, 'image_url');
+    assert.match(media.body.errors.image_url.join(' '), /private|loopback/);
   });
 
   test('every delivery is checked again: a stored private URL (by address or by name) gets no request', async () => {

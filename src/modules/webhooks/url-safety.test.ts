@@ -88,10 +88,12 @@ describe('webhook address classifier', () => {
 });
 
 describe('ALLOW_PRIVATE_WEBHOOKS', () => {
-  test('defaults to true, to false with NODE_ENV=production; explicit values win', () => {
-    assert.equal(loadConfig({}).allowPrivateWebhooks, true);
-    assert.equal(loadConfig({ NODE_ENV: 'development' }).allowPrivateWebhooks, true);
+  test('false by default in every mode; only an explicit true opens private targets', () => {
+    assert.equal(loadConfig({}).allowPrivateWebhooks, false);
+    assert.equal(loadConfig({ NODE_ENV: 'development' }).allowPrivateWebhooks, false);
+    assert.equal(loadConfig({ NODE_ENV: 'test' }).allowPrivateWebhooks, false);
     assert.equal(loadConfig({ NODE_ENV: 'production' }).allowPrivateWebhooks, false);
+    assert.equal(loadConfig({ ALLOW_PRIVATE_WEBHOOKS: 'true' }).allowPrivateWebhooks, true);
     assert.equal(loadConfig({ NODE_ENV: 'production', ALLOW_PRIVATE_WEBHOOKS: 'true' }).allowPrivateWebhooks, true);
     assert.equal(loadConfig({ ALLOW_PRIVATE_WEBHOOKS: 'false' }).allowPrivateWebhooks, false);
     assert.throws(() => loadConfig({ ALLOW_PRIVATE_WEBHOOKS: 'maybe' }), /ALLOW_PRIVATE_WEBHOOKS/);

@@ -213,8 +213,11 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
   });
 
   // Hot-path hooks use the callback form: no promise per request.
+  // HSTS (production by default): browsers keep to https for this host once they have seen it.
+  const hsts = deps.config.hstsMaxAge > 0 ? `max-age=${deps.config.hstsMaxAge}; includeSubDomains` : null;
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
+    if (hsts) reply.header('strict-transport-security', hsts);
     if (req.url.includes('%00')) return done(new ApiError('validation_error', { errors: { url: ['must not contain NUL (%00) characters'] } }));
     done();
   });
@@ -290,8 +293,10 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
   });
 
   // Prometheus text; protected by METRICS_TOKEN (Bearer, compared in constant time) when it is set.
+  // In production without a token it is not served at all (404, as an unknown route).
   app.get('/metrics', { schema: { hide: true } }, async (req, reply) => {
     const token = deps.config.metricsToken;
+    if (!token && deps.config.production) return reply.callNotFound();
     if (token && !bearerTokenMatches(req.headers.authorization, token)) throw new ApiError('unauthenticated');
     return reply.type('text/plain; version=0.0.4').send(await deps.metrics.render());
   });
