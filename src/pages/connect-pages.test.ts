@@ -280,6 +280,44 @@ describe('connect-link page', () => {
     assert.equal((await getPage(h, `${other.path}/codigo/${account.id}`)).status, 404);
   });
 
+  test('wallet code: five wrong codes lock the step (429), even the right one after them and five sent at once; the account stays PENDING', async () => {
+    const l = await link();
+    const token = await formToken(l.path);
+    const started = await postForm(h, `${l.path}/billetera`, { token, wallet_bank: NEQUI, wallet_phone: '300 765 4321', acepto_billetera: 'si' });
+    assert.equal(started.status, 303, started.body.slice(0, 400));
+    const [account] = await accountsOf(l.customer_id);
+    await settleEnrollments();
+    const codeToken = tokenOf((await getPage(h, started.location!)).body);
+    // A malformed code is a form error, not an attempt.
+    errorsShown(await postForm(h, started.location!, { token: codeToken, otp: 'abc' }), /Escribe los 6 dígitos/);
+    for (const left of ['Te quedan 4 intentos', 'Te quedan 3 intentos', 'Te quedan 2 intentos', 'Te queda 1 intento']) {
+      errorsShown(await postForm(h, started.location!, { token: codeToken, otp: '654321' }), new RegExp(left));
+    }
+    const fifth = await postForm(h, started.location!, { token: codeToken, otp: '111111' });
+    assert.equal(fifth.status, 429);
+    assert.match(fifth.body, /Demasiados intentos/);
+    const right = await postForm(h, started.location!, { token: codeToken, otp: '123456' });
+    assert.equal(right.status, 429, 'the right code no longer opens it');
+    const shown = await getPage(h, started.location!);
+    assert.equal(shown.status, 200);
+    assert.match(shown.body, /Pide a .* un enlace nuevo/);
+    assert.doesNotMatch(shown.body, /name="otp"/, 'no code field any more');
+    assert.equal((await co.req({ url: `/v1/accounts/${account.id}` })).body.status, 'PENDING');
+
+    // Five at once on a fresh step: never more attempts than the limit, whatever the timing.
+    const l2 = await link();
+    const started2 = await postForm(h, `${l2.path}/billetera`, {
+      token: await formToken(l2.path),
+      wallet_bank: NEQUI,
+      wallet_phone: '300 765 4322',
+      acepto_billetera: 'si',
+    });
+    await settleEnrollments();
+    const token2 = tokenOf((await getPage(h, started2.location!)).body);
+    const burst = await Promise.all(Array.from({ length: 8 }, () => postForm(h, started2.location!, { token: token2, otp: '654321' })));
+    assert.deepEqual(burst.map((r) => r.status).sort(), [422, 422, 422, 422, 429, 429, 429, 429]);
+  });
+
   test('single use under a race: two forms sent at once enroll one resource, the other gets the used page', async () => {
     for (const kinds of [
       ['cuenta', 'cuenta'],

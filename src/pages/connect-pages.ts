@@ -5,9 +5,11 @@ import { listBanks } from '../modules/banks/service.ts';
 import type { ConnectLinkRow } from '../modules/connect-links/service.ts';
 import {
   completionRedirect,
+  codeStepLocked,
   confirmEnrolledAccount,
   enrolledResource,
   enrollmentOfAccount,
+  WALLET_CODE_ATTEMPTS,
   enrollThroughLink,
   findConnectLinkForPage,
   latestEnrollment,
@@ -516,6 +518,17 @@ export function connectPages(scope: FastifyInstance, deps: AppDeps, tokens: Form
     const { account } = await enrolledResource(deps, found.link, enrollment);
     if (!account || found.link.status === 'deleted') return gone(reply, found);
     if (account.status === 'ACTIVE') return finish(reply, found, enrollment);
+    if (account.status === 'PENDING' && codeStepLocked(enrollment)) {
+      return sendPage(
+        reply,
+        status === 200 ? 200 : 429,
+        messagePage({
+          title: 'Demasiados intentos',
+          heading: 'Bloqueamos el código de esta inscripción',
+          text: `Por tu seguridad, después de ${WALLET_CODE_ATTEMPTS} códigos incorrectos no aceptamos más en este enlace. Pide a ${found.companyName} un enlace nuevo para inscribir tu billetera.`,
+        }),
+      );
+    }
     if (account.status !== 'PENDING') {
       return sendPage(
         reply,
@@ -559,14 +572,16 @@ export function connectPages(scope: FastifyInstance, deps: AppDeps, tokens: Form
     const otp = fieldOf(req.body, 'otp', 12).replace(/\s/g, '');
     if (!/^\d{6}$/.test(otp)) return codeStep(reply, found, accountId, 422, { otp: 'Escribe los 6 dígitos del código.' });
     try {
-      await confirmEnrolledAccount(deps, found.link, enrollment, otp);
+      const outcome = await confirmEnrolledAccount(deps, found.link, enrollment, otp);
+      if (outcome.status === 'locked') return codeStep(reply, found, accountId, 429);
+      if (outcome.status === 'wrong') {
+        const left = outcome.remaining === 1 ? 'Te queda 1 intento.' : `Te quedan ${outcome.remaining} intentos.`;
+        return codeStep(reply, found, accountId, 422, { otp: `El código no es correcto. Revísalo en la app e inténtalo de nuevo. ${left}` });
+      }
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       if (error.def.codeName === 'rail_not_configured') return unavailable(reply, found);
       if (error.def.codeName !== 'validation_error') throw error;
-      if (error.errors?.otp) {
-        return codeStep(reply, found, accountId, 422, { otp: 'El código no es correcto. Revísalo en la app e inténtalo de nuevo.' });
-      }
       // Not waiting any more (validated meanwhile, rejected...): the step shows where it stands.
     }
     return codeStep(reply, found, accountId, 200);

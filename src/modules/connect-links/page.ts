@@ -307,9 +307,44 @@ export async function enrolledResource(
   };
 }
 
-/** The wallet account's code (POST /accounts/{id}/validate): the account as it is afterwards. */
-export function confirmEnrolledAccount(deps: AppDeps, link: ConnectLinkRow, enrollment: EnrollmentRow, otp: string): Promise<AccountResponse> {
-  return validateAccount(linkContext(deps, link), enrollment.account_id!, otp);
+/** Codes a payer may try on a link's wallet step; then it locks for that link and account. */
+export const WALLET_CODE_ATTEMPTS = 5;
+
+export type CodeOutcome = { status: 'confirmed'; account: AccountResponse } | { status: 'wrong'; remaining: number } | { status: 'locked' };
+
+/** Whether the link's wallet step has used up its codes. */
+export const codeStepLocked = (enrollment: EnrollmentRow): boolean => enrollment.code_attempts >= WALLET_CODE_ATTEMPTS;
+
+/**
+ * The wallet account's code from the public page (POST /accounts/{id}/validate under the link's
+ * company). The page is open to whoever holds the link, so it counts its own attempts: one is taken
+ * before the bank is asked (a conditional increment, so concurrent tries cannot pass the limit), and
+ * given back when the answer was not about the code (the rail unavailable, the account no longer
+ * waiting).
+ */
+export async function confirmEnrolledAccount(deps: AppDeps, link: ConnectLinkRow, enrollment: EnrollmentRow, otp: string): Promise<CodeOutcome> {
+  const db = deps.database.db;
+  const mine = (q: ReturnType<typeof counter>) => q.$call(inTenant(tenantOf(link))).where('id', '=', enrollment.id);
+  const counter = () => db.updateTable('connect_link_enrollments');
+  const taken = await mine(counter())
+    .set((eb) => ({ code_attempts: eb('code_attempts', '+', 1) }))
+    .where('code_attempts', '<', WALLET_CODE_ATTEMPTS)
+    .returning('code_attempts')
+    .executeTakeFirst();
+  if (!taken) return { status: 'locked' };
+  try {
+    return { status: 'confirmed', account: await validateAccount(linkContext(deps, link), enrollment.account_id!, otp) };
+  } catch (error) {
+    if (error instanceof ApiError && error.def.codeName === 'validation_error' && error.errors?.otp) {
+      return taken.code_attempts >= WALLET_CODE_ATTEMPTS
+        ? { status: 'locked' }
+        : { status: 'wrong', remaining: WALLET_CODE_ATTEMPTS - taken.code_attempts };
+    }
+    await mine(counter())
+      .set((eb) => ({ code_attempts: eb('code_attempts', '-', 1) }))
+      .execute();
+    throw error;
+  }
 }
 
 /**

@@ -17,6 +17,8 @@ export interface ConnectLinkEnrollmentsTable {
   account_id: string | null;
   card_id: string | null;
   created_at: Timestamp;
+  /** Codes tried on the page's wallet step (migrations/0042); at WALLET_CODE_ATTEMPTS it locks. */
+  code_attempts: ColumnType<number, number | undefined, number>;
 }
 
 declare module '../../platform/db/schema.ts' {
