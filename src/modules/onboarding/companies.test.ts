@@ -118,25 +118,42 @@ describe('/v1/companies', () => {
     assert.ok(list.body.data.some((x: any) => x.id === c.id));
     expectError(await platform.req({ url: '/v1/companies/cmp_nope' }), 404, 'record_not_found');
 
-    expectError(await platform.req({ url: `/v1/companies/${c.id}/keys`, body: {}, env: 'live' }), 422, 'company_not_active', 11401);
     const started = await review(c.id, 'start');
     assert.equal(started.company.status, 'in_review');
-    expectError(await platform.req({ url: `/v1/companies/${c.id}/keys`, body: {}, env: 'live' }), 422, 'company_not_active', 11401);
     const approved = await review(c.id, 'approve');
     assert.equal(approved.company.status, 'active');
     assert.ok(approved.company.activated_at);
 
-    // Live secrets only to the platform's live key.
+    // A test key's onboarding is a sandbox company: no live keys, with either key, even once active
+    // (issue 29: it used to yield them to the platform's live key, against docs/companies.md).
     expectError(await platform.req({ url: `/v1/companies/${c.id}/keys`, body: {} }), 404, 'environment_key_mismatch');
-    const keys = await platform.req({ url: `/v1/companies/${c.id}/keys`, body: {}, env: 'live', idem: false });
+    expectError(await platform.req({ url: `/v1/companies/${c.id}/keys`, body: {}, env: 'live', idem: false }), 404, 'environment_key_mismatch');
+    assert.equal((await platform.req({ url: `/v1/companies/${c.id}` })).body.live_keys_issued, false);
+    const stillNone = await h.runtime.deps.database.db
+      .selectFrom('api_keys')
+      .select('id')
+      .where('company_id', '=', c.id)
+      .where('environment', '=', 'live')
+      .execute();
+    assert.equal(stillNone.length, 0);
+
+    // Onboarded with the platform's live key: live secrets to that key, once active.
+    const l = (await platform.req({ url: '/v1/companies', body: kybBody({ name: 'Tienda Real' }), env: 'live' })).body;
+    assert.equal(l.is_test, false);
+    expectError(await platform.req({ url: `/v1/companies/${l.id}/keys`, body: {}, env: 'live' }), 422, 'company_not_active', 11401);
+    await review(l.id, 'start');
+    expectError(await platform.req({ url: `/v1/companies/${l.id}/keys`, body: {}, env: 'live' }), 422, 'company_not_active', 11401);
+    await review(l.id, 'approve');
+    expectError(await platform.req({ url: `/v1/companies/${l.id}/keys`, body: {} }), 404, 'environment_key_mismatch');
+    const keys = await platform.req({ url: `/v1/companies/${l.id}/keys`, body: {}, env: 'live', idem: false });
     assert.equal(keys.status, 200, keys.raw);
     assert.match(keys.body.keys.secret, /^sk_live_/);
     assert.match(keys.body.keys.publishable, /^pk_live_/);
     assert.equal((await child({ url: '/v1/customers', key: keys.body.keys.secret })).status, 200);
-    expectError(await platform.req({ url: `/v1/companies/${c.id}/keys`, body: {}, env: 'live' }), 409, 'company_keys_already_issued', 11402);
+    expectError(await platform.req({ url: `/v1/companies/${l.id}/keys`, body: {}, env: 'live' }), 409, 'company_keys_already_issued', 11402);
     const stored = await h.runtime.deps.database.db.selectFrom('idempotency_keys').select('response_body').execute();
     assert.ok(!stored.some((r) => r.response_body?.includes(keys.body.keys.secret)), 'the live secret is never stored for a replay');
-    assert.equal((await platform.req({ url: `/v1/companies/${c.id}` })).body.live_keys_issued, true);
+    assert.equal((await platform.req({ url: `/v1/companies/${l.id}`, env: 'live' })).body.live_keys_issued, true);
   });
 
   test('review: approve from pending goes through in_review; reject needs a reason; a decided company stays decided', async () => {
@@ -151,7 +168,7 @@ describe('/v1/companies', () => {
     assert.deepEqual([rejected.company.status, rejected.company.status_reason], ['rejected', 'RUT ilegible']);
     await assert.rejects(review(r.id, 'approve'), /a rejected company cannot be approved/);
     await assert.rejects(review(a.id, 'reject', 'tarde'), ReviewError);
-    expectError(await platform.req({ url: `/v1/companies/${r.id}/keys`, body: {}, env: 'live' }), 422, 'company_not_active');
+    expectError(await platform.req({ url: `/v1/companies/${r.id}/keys`, body: {}, env: 'live' }), 404, 'environment_key_mismatch');
     await assert.rejects(review(plain.company.id, 'approve'), /was not onboarded by a platform/);
     const statuses = (await platform.req({ url: '/v1/companies?filter[status]=rejected' })).body.data.map((x: any) => x.id);
     assert.deepEqual(statuses, [r.id]);

@@ -154,13 +154,13 @@ export async function createOnboarding(ctx: RequestContext, body: CreateCompanyB
   });
 }
 
-async function loadOnboarding(ctx: RequestContext, id: string, lock = false, anyEnvironment = false): Promise<OnboardingRow> {
+async function loadOnboarding(ctx: RequestContext, id: string, lock = false): Promise<OnboardingRow> {
   if (!COMPANY_ID.test(id)) throw new ApiError('record_not_found');
   let q = ctx.db.selectFrom('company_onboardings').selectAll().where('company_id', '=', ctx.companyId).where('id', '=', id);
   if (lock) q = q.forUpdate();
   const row = await q.executeTakeFirst();
   if (!row) throw new ApiError('record_not_found');
-  if (!anyEnvironment && row.environment !== ctx.environment) throw new ApiError('environment_key_mismatch');
+  if (row.environment !== ctx.environment) throw new ApiError('environment_key_mismatch');
   return row;
 }
 
@@ -189,7 +189,10 @@ export async function issueCompanyLiveKeys(ctx: RequestContext, id: string) {
   // Live secrets only to the platform's live key: a test key (a sandbox integration) never gets them.
   if (ctx.environment !== 'live') throw new ApiError('environment_key_mismatch', { message: 'Live keys are taken with the platform’s live key.' });
   return inTransaction(ctx.db, async (trx) => {
-    const row = await loadOnboarding({ ...ctx, db: trx }, id, true, true);
+    // The onboarding must be the live key's own: one made with a test key is a sandbox company,
+    // and never gets live keys (docs/companies.md; 404 environment_key_mismatch, as from the other
+    // environment everywhere).
+    const row = await loadOnboarding({ ...ctx, db: trx }, id, true);
     if (row.status !== 'active') throw new ApiError('company_not_active');
     if (row.live_keys_issued_at) throw new ApiError('company_keys_already_issued');
     const now = ctx.deps.clock.now();
