@@ -104,7 +104,7 @@ export function cardRoutes(app: FastifyInstance, deps: AppDeps): void {
 
   // Browsers on the company's allowed origins may call it (docs/browser-tokenization.md).
   const cors = allowedOriginsPolicy(() => deps.database.db);
-  r.options('/tokens', { config: { auth: 'none', cors }, schema: { hide: true } }, corsPreflight(cors, 'POST'));
+  r.options('/tokens', { config: { auth: 'none', cors }, schema: { hide: true } }, corsPreflight('POST'));
 
   r.post('/tokens', {
     config: { auth: 'publishable', sensitiveBody: true, recover: recoverToken, cors },

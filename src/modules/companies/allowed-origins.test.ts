@@ -113,7 +113,7 @@ describe('allowed origins and CORS on POST /v1/tokens', () => {
     assert.deepEqual(cleared.allowed_origins, []);
   });
 
-  test('preflight: an allowed origin gets the CORS answer; any other origin, method or no origin gets none', async () => {
+  test('preflight: the same answer for an allowed origin and any other well-formed one (no list is revealed); a malformed origin, another method or no origin gets none', async () => {
     await co.req({ method: 'PUT', url: '/v1/company/allowed-origins', body: { origins: [SHOP] } });
     const ok = await preflight(SHOP);
     assert.equal(ok.status, 204);
@@ -124,7 +124,22 @@ describe('allowed origins and CORS on POST /v1/tokens', () => {
     assert.equal(ok.headers['access-control-max-age'], '600');
     assert.match(String(ok.headers.vary), /Origin/);
     assert.equal(ok.headers['access-control-allow-credentials'], undefined);
-    for (const res of [await preflight(OTHER), await preflight(null), await preflight(SHOP, 'DELETE'), await preflight(`${SHOP}.evil.net`)]) {
+    // Whether some company lists an origin is nobody's business: an unlisted origin is answered alike.
+    for (const origin of [OTHER, `${SHOP}.evil.net`, 'http://localhost:5173']) {
+      const res = await preflight(origin);
+      assert.equal(res.status, 204);
+      assert.deepEqual(corsHeaders(res.headers), corsHeaders(ok.headers));
+      for (const name of corsHeaders(ok.headers)) {
+        assert.equal(res.headers[name], name === 'access-control-allow-origin' ? origin : ok.headers[name], name);
+      }
+    }
+    for (const res of [
+      await preflight(null),
+      await preflight(SHOP, 'DELETE'),
+      await preflight('null'),
+      await preflight(`${SHOP}/path`),
+      await preflight('ftp://x.co'),
+    ]) {
       assert.equal(res.status, 204);
       assert.deepEqual(corsHeaders(res.headers), []);
     }

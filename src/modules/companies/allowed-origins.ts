@@ -80,10 +80,6 @@ export async function replaceAllowedOrigins(db: Executor, tenant: Tenant, inputs
 /** The CORS policy of POST /v1/tokens: the key's company and environment allow the origin. */
 export function allowedOriginsPolicy(db: () => Executor): CorsPolicy {
   return {
-    async anyAllows(origin) {
-      const row = await db().selectFrom('company_allowed_origins').select('origin').where('origin', '=', origin).limit(1).executeTakeFirst();
-      return row !== undefined;
-    },
     async allows(tenant, origin) {
       const row = await db()
         .selectFrom('company_allowed_origins')

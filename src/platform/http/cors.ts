@@ -6,18 +6,18 @@ import type { Tenant } from '../scope.ts';
  * docs/browser-tokenization.md). A route opts in with `config.cors`; every other route, and so every
  * secret-key route, never sends a CORS header, and answers OPTIONS like any unknown route.
  *
- * - The preflight (OPTIONS, no key: browsers never send one) is answered for an origin that some
- *   company allows: `Access-Control-Allow-Origin` with that exact origin, the method and the headers
- *   a token request needs, cached 10 minutes. Any other origin gets a 204 without them, which the
- *   browser treats as a refusal.
+ * - The preflight (OPTIONS, no key: browsers never send one) cannot know the company, so it answers
+ *   every well-formed http(s) origin alike: `Access-Control-Allow-Origin` with that exact origin,
+ *   the method and the headers a token request needs, cached 10 minutes. It used to answer only
+ *   origins some company allowed, which told anyone whether a given origin was on some company's
+ *   list (issue 29); the decision that matters is the request's, below. A malformed origin, another
+ *   method or no origin gets a 204 without them.
  * - The request itself gets `Access-Control-Allow-Origin` only when its key's company allows the
  *   origin in the key's environment, on success and on errors after the key is known (a 422 is
  *   readable by the page); otherwise the browser withholds the answer from the page.
  * No credentials (cookies) are involved: the key is a bearer header, so no Allow-Credentials.
  */
 export interface CorsPolicy {
-  /** The preflight: does any company allow this origin? */
-  anyAllows(origin: string): Promise<boolean>;
   /** The request: does the key's company allow this origin in the key's environment? */
   allows(tenant: Tenant, origin: string): Promise<boolean>;
 }
@@ -38,13 +38,23 @@ function originOf(req: FastifyRequest): string | null {
   return typeof origin === 'string' && origin.length <= 300 ? origin : null;
 }
 
-/** The OPTIONS handler of a CORS route that takes `method`. */
-export function corsPreflight(policy: CorsPolicy, method: string) {
+/** A browser's Origin header as browsers send it: http(s), a host, a port at most; nothing else. */
+function wellFormedOrigin(origin: string): boolean {
+  try {
+    const url = new URL(origin);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === origin;
+  } catch {
+    return false;
+  }
+}
+
+/** The OPTIONS handler of a CORS route that takes `method`: the same answer for every origin (no lookup). */
+export function corsPreflight(method: string) {
   return async (req: FastifyRequest, reply: FastifyReply) => {
     reply.header('vary', 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers');
     const origin = originOf(req);
     const wanted = req.headers['access-control-request-method'];
-    if (origin && wanted === method && (await policy.anyAllows(origin))) {
+    if (origin && wanted === method && wellFormedOrigin(origin)) {
       reply.header('access-control-allow-origin', origin);
       reply.header('access-control-allow-methods', method);
       reply.header('access-control-allow-headers', ALLOWED_HEADERS);
