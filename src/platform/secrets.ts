@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -83,6 +83,29 @@ export function sealSecret(keyring: Keyring, plaintext: string): string {
 
 export function sealNullable(keyring: Keyring, plaintext: string | null): string | null {
   return plaintext === null ? null : seal(keyring.current, plaintext);
+}
+
+/**
+ * A keyed digest of a short secret (a 6-digit login code has a million values: a plain hash of it
+ * is reversed offline in a second by whoever reads the table). HMAC-SHA256 under a key derived
+ * from the secrets key for `purpose`, so reading the database alone does not tell the value.
+ */
+export function keyedDigest(keyring: Keyring, purpose: string, value: string): string {
+  return digestWith(keyring.current, purpose, value);
+}
+
+/** Whether `stored` is `value`'s keyed digest under the current key or one still opening (a rotation). */
+export function keyedDigestMatches(keyring: Keyring, purpose: string, value: string, stored: string): boolean {
+  const given = Buffer.from(stored);
+  return [keyring.current, ...keyring.opening].some((key) => {
+    const expected = Buffer.from(digestWith(key, purpose, value));
+    return expected.length === given.length && timingSafeEqual(expected, given);
+  });
+}
+
+function digestWith(key: Buffer, purpose: string, value: string): string {
+  const derived = createHmac('sha256', key).update(`recaudo keyed digest: ${purpose}`).digest();
+  return createHmac('sha256', derived).update(value).digest('base64url');
 }
 
 /** Opens a stored value: sealed → its plaintext (or SecretUnreadable); clear (from before sealing) → as it is. */

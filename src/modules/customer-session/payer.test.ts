@@ -261,11 +261,12 @@ describe('customer session: payment methods and charges', () => {
       .select('id')
       .where('customer_id', '=', liveCustomer.body.id)
       .executeTakeFirstOrThrow();
-    // The live code is random: set a known one the way the service hashes it.
-    const { createHash } = await import('node:crypto');
+    // The live code is random: set a known one the way the service stores it (a keyed digest).
+    const { keyedDigest } = await import('../../platform/secrets.ts');
+    const { LOGIN_CODE_DIGEST } = await import('./service.ts');
     await h.runtime.deps.database.db
       .updateTable('customer_login_codes')
-      .set({ code_hash: createHash('sha256').update(`${row.id}:654321`).digest('base64url') })
+      .set({ code_hash: keyedDigest(h.runtime.deps.secrets, LOGIN_CODE_DIGEST, `${row.id}:654321`) })
       .where('id', '=', row.id)
       .execute();
     const ver = await co.req({ url: '/v1/customers/login/verify', env: 'live', body: { phone: PHONE, otp: '654321' } });

@@ -5,6 +5,7 @@ import { inTransaction, type Executor } from '../../platform/db/database.ts';
 import { requestOrigin } from '../../platform/outside-call.ts';
 import { ApiError } from '../../platform/errors/api-error.ts';
 import { prefixedId, randomToken } from '../../platform/ids.ts';
+import { keyedDigest, keyedDigestMatches } from '../../platform/secrets.ts';
 import { inTenant, iso, type Tenant } from '../../platform/scope.ts';
 import { toCustomerResponse } from '../customers/service.ts';
 import type { CustomerResponse } from '../customers/schemas.ts';
@@ -29,6 +30,12 @@ const LIMITS = [
 export const TEST_LOGIN_CODE = '000000';
 
 const hash = (value: string) => createHash('sha256').update(value).digest('base64url');
+/**
+ * Login codes are stored as keyed digests (the secrets key's, platform/secrets.ts keyedDigest): a
+ * plain SHA-256 of a 6-digit code was reversed offline by trying the million codes (issue 29).
+ * Session tokens are 40 random characters: their plain hash is enough.
+ */
+export const LOGIN_CODE_DIGEST = 'customer login code';
 
 /** SPEC's login rate (1 per 30 s and 3 per hour per phone, per endpoint): 429 with Retry-After. */
 async function limitByPhone(db: Executor, ctx: Tenant & { now: Date }, phone: string, kind: 'request' | 'verify', skip30s = false): Promise<void> {
@@ -129,7 +136,7 @@ export async function requestLoginCode(ctx: RequestContext, phone: string, ip: s
         id,
         customer_id: customer.id,
         phone,
-        code_hash: hash(`${id}:${code}`),
+        code_hash: keyedDigest(ctx.deps.secrets, LOGIN_CODE_DIGEST, `${id}:${code}`),
         ip,
         expires_at: new Date(now.getTime() + CODE_TTL_MS),
         used_at: null,
@@ -185,7 +192,7 @@ export async function verifyLoginCode(ctx: RequestContext, phone: string, otp: s
       .forUpdate()
       .executeTakeFirst();
     if (!code) return null;
-    if (code.code_hash !== hash(`${code.id}:${otp}`)) {
+    if (!keyedDigestMatches(ctx.deps.secrets, LOGIN_CODE_DIGEST, `${code.id}:${otp}`, code.code_hash)) {
       const wrong = code.wrong_attempts + 1;
       await trx
         .updateTable('customer_login_codes')

@@ -1,7 +1,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHarness, expectError, type Company, type Harness } from '../../../test/harness.ts';
-import { TEST_LOGIN_CODE } from './service.ts';
+import { createHash } from 'node:crypto';
+import { keyedDigestMatches } from '../../platform/secrets.ts';
+import { LOGIN_CODE_DIGEST, TEST_LOGIN_CODE } from './service.ts';
 
 /** The payer session's login and token (SPEC.md "Customer session"): codes, limits, the token's binding. */
 describe('customer session: login and token', () => {
@@ -75,6 +77,33 @@ describe('customer session: login and token', () => {
     assert.equal((await co.req({ method: 'DELETE', url: '/v1/customers/session', headers: { 'x-customer-token': token } })).status, 204);
     expectError(await co.req({ url: '/v1/customers/session', headers: { 'x-customer-token': token } }), 401);
     h.clock.advance(8 * 86_400_000);
+  });
+
+  test('a stored login code cannot be tried offline: no plain hash of any of the million codes matches it; it holds only under this key', async () => {
+    minutes(61);
+    assert.equal((await co.req({ url: '/v1/customers/login/request', body: { phone: PHONE } })).status, 200);
+    const row = await h.runtime.deps.database.db
+      .selectFrom('customer_login_codes')
+      .select(['id', 'code_hash'])
+      .where('phone', '=', PHONE)
+      .orderBy('created_at', 'desc')
+      .executeTakeFirstOrThrow();
+    // What someone who reads the table would try: every 6-digit code, hashed as the id plus the code.
+    let reversed: string | null = null;
+    for (let n = 0; n < 1_000_000 && reversed === null; n++) {
+      const code = String(n).padStart(6, '0');
+      if (createHash('sha256').update(`${row.id}:${code}`).digest('base64url') === row.code_hash) reversed = code;
+    }
+    assert.equal(reversed, null, 'no code reverses it');
+    assert.ok(keyedDigestMatches(h.runtime.deps.secrets, LOGIN_CODE_DIGEST, `${row.id}:${TEST_LOGIN_CODE}`, row.code_hash));
+    const otherKey = { current: Buffer.alloc(32, 7), opening: [], source: 'env' as const };
+    assert.equal(
+      keyedDigestMatches(otherKey, LOGIN_CODE_DIGEST, `${row.id}:${TEST_LOGIN_CODE}`, row.code_hash),
+      false,
+      'another key does not open it',
+    );
+    const ok = await co.req({ url: '/v1/customers/login/verify', body: { phone: PHONE, otp: TEST_LOGIN_CODE } });
+    assert.equal(ok.status, 200, ok.raw);
   });
 
   test('expiry: a code lasts 1 hour; the token works until its 7 days are over, then 401', async () => {
