@@ -177,6 +177,33 @@ describe('fiscal profile: a PKCS#12 asking for too much key-derivation work (iss
     assert.ok(performance.now() - start < 1_000);
   });
 
+  test('a file at the bound opens in a worker thread: /health keeps answering meanwhile', async () => {
+    const { pfx } = open(cert.p12);
+    kids(kids(pfx)[2])[2].value = integer(MAX_PKCS12_ITERATIONS).value;
+    remac(pfx);
+    const file = toBuffer(pfx);
+    const start = performance.now();
+    const putting = put(file).then((r) => ({ r, ms: performance.now() - start }));
+    // Asked while node-forge derives the MAC key (about a second at the bound), each answered at
+    // once: counted from when it was due, so a blocked event loop (its timer firing late) shows.
+    const probe = (delay: number) =>
+      new Promise<number>((resolve) => {
+        const due = performance.now() + delay;
+        setTimeout(async () => {
+          assert.equal((await h.app.inject({ url: '/health' })).statusCode, 200);
+          resolve(performance.now() - due);
+        }, delay);
+      });
+    const lags = await Promise.all([100, 200, 300].map(probe));
+    const { r, ms } = await putting;
+    assert.equal(r.status, 200, r.raw);
+    assert.ok(ms > 300, `the PUT (${Math.round(ms)} ms) was still running when /health was asked`);
+    assert.ok(
+      Math.max(...lags) < 150,
+      `/health answered ${lags.map(Math.round).join(', ')} ms after it was due while the PUT took ${Math.round(ms)} ms`,
+    );
+  });
+
   test('ordinary files (and the limit itself) still open', async () => {
     const ok = await put(cert.p12);
     assert.equal(ok.status, 200, ok.raw);

@@ -5,7 +5,7 @@ import { ApiError } from '../../platform/errors/api-error.ts';
 import { OperatorInputError } from '../companies/service.ts';
 import { describeFieldErrors, scopeOf } from '../companies/operator.ts';
 import type { Keyring } from '../../platform/secrets.ts';
-import { getFiscalProfile, putFiscalProfile } from './profile.ts';
+import { getFiscalProfile, openBodyCertificate, putFiscalProfile } from './profile.ts';
 import { fiscalProfileBody, type FiscalProfileResponse } from './schemas.ts';
 
 /**
@@ -38,7 +38,9 @@ export async function setFiscalProfile(db: Executor, secrets: Keyring, input: Fi
     throw new OperatorInputError(`invalid fiscal profile:\n  ${describeFieldErrors(errors)}`);
   }
   try {
-    const profile = await inTransaction(db, (trx) => putFiscalProfile(trx, secrets, scope, parsed.data, now));
+    // The certificate is opened (in a worker thread) before the transaction, which must not wait on it.
+    const opened = await openBodyCertificate(parsed.data);
+    const profile = await inTransaction(db, (trx) => putFiscalProfile(trx, secrets, scope, parsed.data, now, opened));
     return { company: { id: scope.companyId }, environment: scope.environment, profile };
   } catch (error) {
     if (error instanceof ApiError && error.def.codeName === 'validation_error')

@@ -6,7 +6,7 @@ import { iso, inTenant, type Tenant } from '../../platform/scope.ts';
 import { openNullable, openSecret, sealNullable, sealSecret, type Keyring } from '../../platform/secrets.ts';
 import { customerRuleErrors } from '../customers/validate.ts';
 import type { FiscalIssuer } from '../../documents/dian/model.ts';
-import { openPkcs12, summarizePkcs12 } from './certificate.ts';
+import { openPkcs12Isolated, summarizePkcs12, type OpenedPkcs12 } from './certificate.ts';
 import type { FiscalProfileBody, FiscalProfileResponse } from './schemas.ts';
 import { DEFAULT_DIAN_SETTINGS, DEFAULT_TEST_DIAN_SETTINGS, dianSettingsProblems } from './dian-settings.ts';
 import type { CertificateSummary, DianSettings, FiscalProfilesTable } from './tables.ts';
@@ -174,7 +174,10 @@ export async function putFiscalProfile(
   scope: Tenant,
   body: FiscalProfileBody,
   now: Date,
+  /** The body's certificate, opened before a caller's transaction (openBodyCertificate); opened here otherwise. */
+  opened?: OpenedPkcs12 | null,
 ): Promise<FiscalProfileResponse> {
+  opened ??= await openBodyCertificate(body);
   const row = await findProfile(db, scope);
   const current: Partial<ProfileValues> = row ? valuesOf(secrets, row) : scope.environment === 'test' ? DEFAULT_TEST_PROFILE : {};
   const merged: Partial<ProfileValues> = { ...current };
@@ -200,11 +203,11 @@ export async function putFiscalProfile(
   const add = (field: string, message: string) => (errors[field] ??= []).push(message);
   if (body.certificate === null) Object.assign(merged, { certificate_p12: null, certificate_password: null, certificate_summary: null });
   else if (body.certificate !== undefined) {
-    const bytes = /^[A-Za-z0-9+/=\s]+$/.test(body.certificate) ? Buffer.from(body.certificate, 'base64') : null;
+    const bytes = certificateBytes(body.certificate);
     if (body.certificate_password === undefined) add('certificate_password', 'is required with certificate');
-    else if (!bytes || bytes.length === 0) add('certificate', 'must be a base64 PKCS#12 file');
+    else if (!bytes) add('certificate', 'must be a base64 PKCS#12 file');
     else {
-      const opened = openPkcs12(bytes, body.certificate_password);
+      if (!opened) throw new Error('certificate not opened (openBodyCertificate)');
       if ('refused' in opened) add('certificate', opened.refused);
       else
         Object.assign(merged, {
@@ -250,6 +253,22 @@ export async function putFiscalProfile(
     .executeTakeFirstOrThrow();
   const stored = valuesOf(secrets, saved);
   return present(scope, stored, { isDefault: scope.environment === 'test' && hasDefaultData(stored), updatedAt: saved.updated_at });
+}
+
+/**
+ * The certificate a profile body sends, opened in a worker thread (openPkcs12Isolated): null when
+ * the body sends none, or one the merge refuses anyway (no password, not base64). Callers that hold
+ * a transaction call it before opening it.
+ */
+export async function openBodyCertificate(body: FiscalProfileBody): Promise<OpenedPkcs12 | null> {
+  if (typeof body.certificate !== 'string' || body.certificate_password === undefined || body.certificate_password === null) return null;
+  const bytes = certificateBytes(body.certificate);
+  return bytes ? openPkcs12Isolated(bytes, body.certificate_password) : null;
+}
+
+function certificateBytes(text: string): Buffer | null {
+  const bytes = /^[A-Za-z0-9+/=\s]+$/.test(text) ? Buffer.from(text, 'base64') : null;
+  return bytes && bytes.length > 0 ? bytes : null;
 }
 
 /** The stored columns of profile values (everything but the keys and created_at); the secrets sealed. */
