@@ -234,7 +234,6 @@ describe(
             'setup-account',
           ),
         )!;
-        await db.query(`UPDATE accounts SET status = 'ACTIVE' WHERE id = $1`, [accountId]); // live enrollment has no connector
         const before = await liveAvailable();
         payouts.failNext('create_payout', 'hold');
         const key = 'fault-payout-kill-1';

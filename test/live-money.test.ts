@@ -117,7 +117,7 @@ describe('live keys without a connector', () => {
       body: { subtype: 'SAVINGS', bank_id: BANCOLOMBIA, account_number: '1234567890', authorization: false, customer_id: customer },
     });
     assert.equal(plain.status, 200, plain.raw);
-    assert.equal(plain.body.status, 'PENDING');
+    assert.deepEqual([plain.body.status, plain.body.debit_authorized], ['ACTIVE', false], 'a payout destination, no connector needed');
     const lookup = await co.req({ url: '/v1/accounts/rtkey/@ana.gomez', env: 'live' });
     expectError(lookup, 422, 'rail_not_configured', 10900);
     assert.equal(lookup.body.rail, 'key_directory');

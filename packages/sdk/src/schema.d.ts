@@ -126,7 +126,7 @@ export interface paths {
         put?: never;
         /**
          * Register a bank account, instant key or wallet of a customer
-         * @description Starts PENDING (event account.pending). In test, with authorization true, it becomes ACTIVE (account.connected) or, when account_number ends in 9999, REJECTED (account.uncompleted) a few seconds later; Nequi and Daviplata wait for POST /accounts/{id}/validate.
+         * @description With authorization false (the default): a payout destination, ACTIVE at once (account.connected), debit_authorized false, in test and live. With authorization true it starts PENDING (event account.pending); in test it becomes ACTIVE (account.connected) or, when account_number ends in 9999, REJECTED (account.uncompleted) a few seconds later; Nequi and Daviplata wait for POST /accounts/{id}/validate.
          */
         post: operations["createAccount"];
         delete?: never;
@@ -3795,6 +3795,8 @@ export interface components {
             /** @enum {string} */
             status: "PENDING" | "ACTIVE" | "REJECTED" | "INACTIVE";
             authorization: boolean;
+            /** @description true once the holder authorized debits and the bank enrolled the account; false for a payout destination (authorization false) */
+            debit_authorized: boolean;
             customer_id: string;
             re_enroll: boolean;
             external_id: string | null;

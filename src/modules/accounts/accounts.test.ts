@@ -132,15 +132,46 @@ describe('accounts', () => {
     assert.deepEqual(await eventTypes(a.id), ['account.pending', 'account.uncompleted']);
   });
 
-  test('authorization false stays PENDING (account.pending only)', async () => {
+  test('authorization false: a payout destination, ACTIVE at once (account.connected), debit_authorized false; a debit on it is a coded 422; the same in live', async () => {
     const a = (await savings({ authorization: false })).body;
-    assert.equal(a.authorization, false);
+    assert.deepEqual([a.authorization, a.status, a.debit_authorized], [false, 'ACTIVE', false]);
     await settle();
-    assert.equal((await co.req({ url: `/v1/accounts/${a.id}` })).body.status, 'PENDING');
-    assert.deepEqual(await eventTypes(a.id), ['account.pending']);
+    assert.equal((await co.req({ url: `/v1/accounts/${a.id}` })).body.status, 'ACTIVE');
+    assert.deepEqual(await eventTypes(a.id), ['account.connected']);
     const omitted = (await create({ subtype: 'CHECKING', bank_id: DAVIVIENDA, account_number: '000012345678' })).body;
     assert.equal(omitted.authorization, false, 'authorization defaults to false');
+    assert.equal(omitted.status, 'ACTIVE');
     expectValidation(await co.req({ method: 'POST', url: `/v1/accounts/${a.id}/validate`, body: {} }), 'bank_id');
+    const debit = await co.req({
+      url: '/v1/charges',
+      body: { customer_id: customer.id, account_id: a.id, amount: 10_000, title: 'Cuota', description: 'Cuota' },
+    });
+    expectValidation(debit, 'account_id');
+    assert.match(debit.body.errors.account_id[0], /authorization is false/);
+    // An account with debit authorization says so once the bank enrolled it.
+    const enrolled = (await savings({ authorization: true, account_number: '555-000111-22' })).body;
+    assert.equal(enrolled.debit_authorized, false, 'not yet: PENDING');
+    await settle();
+    assert.equal((await co.req({ url: `/v1/accounts/${enrolled.id}` })).body.debit_authorized, true);
+
+    // Live: no connector is needed to record where money goes.
+    const liveCustomer = await newCustomer(co, 'live');
+    const live = await co.req({
+      url: '/v1/accounts',
+      env: 'live',
+      body: { subtype: 'SAVINGS', bank_id: BANCOLOMBIA, account_number: '123-456789-02', customer_id: liveCustomer.id, authorization: false },
+    });
+    assert.equal(live.status, 200, live.raw);
+    assert.deepEqual([live.body.status, live.body.debit_authorized, live.body.is_test], ['ACTIVE', false, false]);
+    expectError(
+      await co.req({
+        url: '/v1/accounts',
+        env: 'live',
+        body: { subtype: 'SAVINGS', bank_id: BANCOLOMBIA, account_number: '123-456789-03', customer_id: liveCustomer.id, authorization: true },
+      }),
+      422,
+      'rail_not_configured',
+    );
   });
 
   test('wallets with CONFIRMATION wait for /validate; the OTP is checked', async () => {
@@ -348,8 +379,8 @@ describe('accounts', () => {
       rejected.body.data.map((a: { account_number: string }) => a.account_number),
       ['****9999'],
     );
-    const pending = await c2.req({ url: '/v1/accounts?status=pending' });
-    assert.equal(pending.body.total, 1, 'status is case-insensitive');
+    const active = await c2.req({ url: '/v1/accounts?status=active' });
+    assert.equal(active.body.total, 3, 'status is case-insensitive (two enrolled, one payout destination)');
 
     const limited = await c2.req({ url: '/v1/accounts?limit=2&page=2&sort=created_at' });
     assert.equal(limited.body.per_page, 2);
@@ -430,7 +461,7 @@ describe('accounts', () => {
     ]) {
       await expectScoped(co, other, req);
     }
-    assert.equal((await co.req({ url: `/v1/accounts/${a.id}` })).body.status, 'PENDING', 'nothing changed');
+    assert.equal((await co.req({ url: `/v1/accounts/${a.id}` })).body.status, 'ACTIVE', 'nothing changed');
     assert.equal((await co.req({ url: `/v1/accounts/${nequi.id}` })).body.status, 'PENDING', 'nothing changed');
     expectError(await co.req({ url: '/v1/accounts/not-a-uuid' }), 404, 'record_not_found', 10002);
     expectError(await co.req({ method: 'DELETE', url: '/v1/accounts/not-a-uuid' }), 404, 'record_not_found', 10002);

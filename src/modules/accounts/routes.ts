@@ -26,7 +26,7 @@ export function accountRoutes(app: FastifyInstance): void {
       tags,
       summary: 'Register a bank account, instant key or wallet of a customer',
       description:
-        'Starts PENDING (event account.pending). In test, with authorization true, it becomes ACTIVE (account.connected) or, when account_number ends in 9999, REJECTED (account.uncompleted) a few seconds later; Nequi and Daviplata wait for POST /accounts/{id}/validate.',
+        'With authorization false (the default): a payout destination, ACTIVE at once (account.connected), debit_authorized false, in test and live. With authorization true it starts PENDING (event account.pending); in test it becomes ACTIVE (account.connected) or, when account_number ends in 9999, REJECTED (account.uncompleted) a few seconds later; Nequi and Daviplata wait for POST /accounts/{id}/validate.',
       body: createAccountBody,
       response: { 200: accountResponse, ...errorResponses(401, 404, 409, 422) },
     },

@@ -53,6 +53,9 @@ export const accountResponse = z.object({
   subtype: z.enum(ACCOUNT_SUBTYPES),
   status: z.enum(ACCOUNT_STATUSES),
   authorization: z.boolean(),
+  debit_authorized: z
+    .boolean()
+    .describe('true once the holder authorized debits and the bank enrolled the account; false for a payout destination (authorization false)'),
   customer_id: z.string(),
   re_enroll: z.boolean(),
   external_id: z.string().nullable(),

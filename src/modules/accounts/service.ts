@@ -54,6 +54,7 @@ export function toAccountResponse(v: AccountView, baseUrl: string): AccountRespo
     subtype: v.subtype,
     status: v.status,
     authorization: v.authorization,
+    debit_authorized: v.authorization && v.status === 'ACTIVE',
     customer_id: v.customer_id,
     re_enroll: v.re_enroll,
     external_id: v.external_id,
@@ -211,7 +212,8 @@ export async function createAccount(ctx: RequestContext, body: CreateAccountBody
     let response: AccountResponse | undefined;
     await insertWithTransition<{ id: string }>(trx, ctx, ACCOUNT_MACHINE, {
       table: 'accounts',
-      action: 'create',
+      // Without debit authorization nothing is asked of the bank: a payout destination, ACTIVE at once.
+      action: authorization ? 'create' : 'create_destination',
       now,
       values: {
         id,
@@ -377,7 +379,8 @@ export async function validateAccount(ctx: RequestContext, id: string, otp: stri
     rail: 'enrollment',
     record: async (trx) => {
       const view = await loadAccountView(ctx, trx, accountId);
-      if (view.status !== 'PENDING') throw validationError({ status: [`the account is ${view.status}; only a PENDING account can be validated`] });
+      // What the account is comes before where it stands: a payout destination (authorization
+      // false) is ACTIVE at once, and still answers that it has nothing to validate.
       if (view.bank_connection_type !== 'CONFIRMATION') {
         throw validationError({
           bank_id: [`${view.bank_name ?? 'this account'} connects without the holder's confirmation; there is nothing to validate`],
@@ -387,6 +390,7 @@ export async function validateAccount(ctx: RequestContext, id: string, otp: stri
         throw validationError({
           authorization: ['the account was created with authorization false: the holder never received the enrollment request'],
         });
+      if (view.status !== 'PENDING') throw validationError({ status: [`the account is ${view.status}; only a PENDING account can be validated`] });
       return { recorded: view, resourceId: view.id, safetyJobId: null };
     },
     call: (view) => enrollment.confirmHolder(enrollmentRequest(view), otp ?? null),

@@ -155,8 +155,7 @@ describe(`cash-outs (${ENGINE})`, () => {
     await runJobs([t.id]);
     // processing and turbo_onboarding are written in the same transaction (the same instant): their order is not fixed.
     assert.deepEqual((await events(t.id)).sort(), ['cashout.completed', 'cashout.created', 'cashout.processing', 'cashout.turbo_onboarding']);
-    const closed = await createAccount(h, co, customer, { account_number: '5500119999' }, { activate: false });
-    await h.runtime.deps.database.db.updateTable('accounts').set({ status: 'ACTIVE' }).where('id', '=', closed).execute();
+    const closed = await createAccount(h, co, customer, { account_number: '5500119999', authorization: false }); // a payout destination
     const before = await balance(co);
     const r = (await cashout({ account_id: closed })).body;
     assert.equal(r.status, 'rejected');

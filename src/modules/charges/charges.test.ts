@@ -252,8 +252,7 @@ describe('charges', () => {
     const res = await charge({ account_id: pending });
     expectValidation(res, 'account_id');
     assert.match(res.body.errors.account_id[0], /PENDING/);
-    const unauthorized = await createAccount(h, co, p.customer, { authorization: false }, { activate: false });
-    await h.runtime.deps.database.db.updateTable('accounts').set({ status: 'ACTIVE' }).where('id', '=', unauthorized).execute();
+    const unauthorized = await createAccount(h, co, p.customer, { authorization: false }); // a payout destination: ACTIVE, no debits
     expectValidation(await charge({ account_id: unauthorized }), 'account_id');
     const rejected = await createAccount(h, co, p.customer, { account_number: '12349999' });
     expectValidation(await charge({ account_id: rejected }), 'account_id');
