@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Runtime } from './runtime.ts';
 import { buildApp, type RouteInfo } from './platform/http/app.ts';
 import { modules, pages, retentionRules } from './modules/index.ts';
-import { createCompany, setCompany, rotateKey, OperatorInputError } from './modules/companies/service.ts';
+import { createCompany, createNamedKey, revokeKeyById, setCompany, rotateKey, OperatorInputError } from './modules/companies/service.ts';
 import type { KeyResolver } from './platform/auth/api-keys.ts';
 import { setFiscalProfile, showFiscalProfile } from './modules/fiscal/operator.ts';
 import { setPayoutAccountOperator } from './modules/cashouts/operator.ts';
@@ -51,6 +51,12 @@ export function startControlSocket(runtime: Runtime, socketPath: string, keys: K
       if (req.method === 'POST' && req.url === '/companies/payout-account') return send(200, await setPayoutAccountOperator(runtime.deps, input));
       if (req.method === 'POST' && req.url === '/companies/allowed-origins') return send(200, await setAllowedOriginsOperator(db, input, now));
       if (req.method === 'POST' && req.url === '/keys/list') return send(200, await listKeysOperator(db, input));
+      if (req.method === 'POST' && req.url === '/keys/create') return send(200, await createNamedKey(db, input, now));
+      if (req.method === 'POST' && req.url === '/keys/revoke') {
+        const out = await revokeKeyById(db, input, now);
+        keys.forget();
+        return send(200, out);
+      }
       if (req.method === 'POST' && req.url === '/keys/rotate') {
         const out = await rotateKey(db, input.company, input.env, now, input.kind);
         keys.forget();

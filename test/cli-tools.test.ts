@@ -16,7 +16,7 @@ import { signBody } from '../src/modules/webhooks/signature.ts';
  * forwarding signed events to a local receiver, and secrets passed to `fiscal-profile set` as files.
  */
 
-const { cli, cliAsync, start, stop } = await cliWithServer('tools');
+const { base, cli, cliAsync, start, stop } = await cliWithServer('tools');
 
 describe('recaudo keys list, trigger, listen and secrets from files', () => {
   let server: ChildProcess;
@@ -52,6 +52,46 @@ describe('recaudo keys list, trigger, listen and secrets from files', () => {
     const human = cli('keys', 'list', '--company', company.company.id, '--env', 'live');
     assert.equal(human.stdout.trim().split('\n').length, 2);
     assert.equal(cli('keys', 'list', '--company', 'cmp_nope').code, 2);
+  });
+
+  test('keys create: one more secret key, its own principal, kept when the main key rotates; revoke ends it', async () => {
+    const made = cli('keys', 'create', '--company', company.company.id, '--env', 'live', '--name', 'Tesorería', '--json');
+    assert.equal(made.code, 0, made.stderr);
+    const key = JSON.parse(made.stdout) as { key: string; id: string; name: string };
+    assert.match(key.key, /^sk_live_/);
+    assert.match(key.id, /^key_/);
+    assert.equal(key.name, 'Tesorería');
+    const unnamed = JSON.parse(cli('keys', 'create', '--company', company.company.id, '--env', 'live', '--json').stdout);
+    assert.match(unnamed.name, /^Clave \d+$/, 'a name is given when none is');
+    const works = async (secret: string) => (await fetch(`${base}/v1/customers`, { headers: { authorization: `Bearer ${secret}` } })).status;
+    assert.equal(await works(key.key), 200);
+    assert.equal(await works(company.keys.live), 200, 'the main key still works');
+    // Rotating the main key leaves the named keys alone.
+    const rotated = JSON.parse(cli('keys', 'rotate', '--company', company.company.id, '--env', 'live', '--json').stdout).key as string;
+    const listed = JSON.parse(cli('keys', 'list', '--company', company.company.id, '--env', 'live', '--json').stdout).keys as {
+      id: string;
+      name: string | null;
+      kind: string;
+      revoked_at: string | null;
+    }[];
+    assert.deepEqual(
+      listed
+        .filter((k) => k.kind === 'secret' && !k.revoked_at)
+        .map((k) => k.name ?? 'main')
+        .sort(),
+      ['Clave 3', 'Tesorería', 'main'].sort(),
+    );
+    assert.equal(await works(key.key), 200);
+    assert.equal(await works(rotated), 200);
+    const revoked = cli('keys', 'revoke', '--company', company.company.id, '--key', key.id, '--json');
+    assert.equal(revoked.code, 0, revoked.stderr);
+    assert.equal(
+      await works(key.key),
+      404,
+      'an invalid key (SPEC: 404 record_not_found), at once: the server that revoked it forgets its cached keys',
+    );
+    assert.equal(cli('keys', 'revoke', '--company', company.company.id, '--key', key.id).code, 2, 'already revoked');
+    assert.equal(cli('keys', 'create', '--company', company.company.id, '--env', 'prod').code, 2);
   });
 
   test('listen forwards new events signed like deliveries; trigger causes them and prints what it made', async () => {

@@ -4,7 +4,15 @@ import { loadConfig } from '../config.ts';
 import { createLogger, createRuntime, DataDirBusyError } from '../runtime.ts';
 import { readLock } from '../platform/db/data-dir-lock.ts';
 import fs from 'node:fs';
-import { createCompany, rotateKey, setCompany, validateCompanyInput, OperatorInputError } from '../modules/companies/service.ts';
+import {
+  createCompany,
+  createNamedKey,
+  revokeKeyById,
+  rotateKey,
+  setCompany,
+  validateCompanyInput,
+  OperatorInputError,
+} from '../modules/companies/service.ts';
 import { setFiscalProfile, showFiscalProfile } from '../modules/fiscal/operator.ts';
 import { importRanges, type ImportRangesOutput } from '../modules/fiscal/import-ranges.ts';
 import { setConnector, showConnector } from '../modules/connectors/operator.ts';
@@ -34,6 +42,8 @@ const USAGE = `recaudo — operator commands
                                  review a company a platform onboarded (pending → in_review → active | rejected)
   recaudo keys rotate --company ID --env test|live [--publishable] [--json]
   recaudo keys list --company ID [--env test|live] [--json]
+  recaudo keys create --company ID --env test|live [--name N] [--json]   one more secret key (its own principal)
+  recaudo keys revoke --company ID --key KEY_ID [--json]
                                  the company's keys: prefix, environment, kind, created, revoked (never the key)
   recaudo listen --forward-to URL [--api-key sk_test_...] [--api-url URL] [--events a,b] [--since ISO]
       [--secret S] [--token T] [--payload-format standard|legacy] [--max-events N]
@@ -250,6 +260,34 @@ async function run(argv: string[]): Promise<void> {
   if (group === 'listen' || group === 'trigger') {
     const args = argv.slice(1);
     process.exitCode = group === 'listen' ? await listen(args) : await trigger(args);
+    return;
+  }
+  if (group === 'keys' && action === 'create') {
+    const { values } = parseArgs({
+      args: rest,
+      options: { company: { type: 'string' }, env: { type: 'string' }, name: { type: 'string' }, json: { type: 'boolean' } },
+      strict: true,
+    });
+    if (!values.company) throw new UsageError('--company is required');
+    if (values.env !== 'test' && values.env !== 'live') throw new UsageError('--env must be test or live');
+    const input = { company: values.company, env: values.env, name: values.name };
+    const out = await withDatabase('/keys/create', input, (deps) => createNamedKey(deps.database.db, input, deps.clock.now()));
+    print(
+      !!values.json,
+      { key: out.key, id: out.id, name: out.name, environment: out.environment, company: out.company },
+      `new ${out.environment} secret key "${out.name}" (${out.id}) for ${out.company.id}: ${out.key}\nShown once. The company's other keys keep working; this one is its own principal (it can approve what another key created).`,
+    );
+    return;
+  }
+  if (group === 'keys' && action === 'revoke') {
+    const { values } = parseArgs({
+      args: rest,
+      options: { company: { type: 'string' }, key: { type: 'string' }, json: { type: 'boolean' } },
+      strict: true,
+    });
+    const input = { company: values.company, key: values.key };
+    const out = await withDatabase('/keys/revoke', input, (deps) => revokeKeyById(deps.database.db, input, deps.clock.now()));
+    print(!!values.json, out, `key ${out.id} revoked at ${out.revoked_at}; it stops working within seconds`);
     return;
   }
   if (group === 'keys' && action === 'rotate') {

@@ -248,7 +248,7 @@ export function describeKeys(out: { company: { id: string }; keys: KeyView[] }):
   return out.keys
     .map(
       (k) =>
-        `${k.prefix.padEnd(16)} ${k.environment.padEnd(4)} ${k.kind.padEnd(11)} created ${k.created_at}  ${k.revoked_at ? `revoked ${k.revoked_at}` : 'active'}`,
+        `${k.id}  ${k.prefix.padEnd(16)} ${k.environment.padEnd(4)} ${k.kind.padEnd(11)} ${(k.name ?? 'main').padEnd(12)} created ${k.created_at}  ${k.revoked_at ? `revoked ${k.revoked_at}` : 'active'}`,
     )
     .join('\n');
 }

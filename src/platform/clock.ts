@@ -35,6 +35,12 @@ export function bogotaMonth(now: Date): number {
   return local.getUTCFullYear() * 12 + local.getUTCMonth();
 }
 
+/** The instant the Bogotá calendar day of `now` began (Colombia is UTC-5 all year). */
+export function bogotaDayStart(now: Date): Date {
+  const local = new Date(now.getTime() - 5 * 3_600_000);
+  return new Date(Date.UTC(local.getUTCFullYear(), local.getUTCMonth(), local.getUTCDate()) + 5 * 3_600_000);
+}
+
 /** A card is valid through the last day of its expiry month (Bogotá time). */
 export function cardExpiredAt(card: { exp_month: number; exp_year: number }, now: Date): boolean {
   return card.exp_year * 12 + (card.exp_month - 1) < bogotaMonth(now);

@@ -1006,7 +1006,7 @@ export interface paths {
         put?: never;
         /**
          * Approve a cash-out above the approval threshold
-         * @description require_approval → processing, then the payout rail is called; else 422 10512.
+         * @description require_approval → processing, then the payout rail is called; else 422 10514. The key that created it cannot approve it: 422 10512 cashout_approver_is_creator (maker-checker: approve with another key of the company, `recaudo keys create`).
          */
         post: operations["approveCashout"];
         delete?: never;
@@ -1026,7 +1026,7 @@ export interface paths {
         put?: never;
         /**
          * Reject a cash-out waiting for approval
-         * @description require_approval → rejected (remarks, default REJECTED_BY_APPROVER); the held money returns to the balance; else 422 10512.
+         * @description require_approval → rejected (remarks, default REJECTED_BY_APPROVER); the held money returns to the balance; else 422 10514.
          */
         post: operations["rejectCashout"];
         delete?: never;
@@ -4444,6 +4444,12 @@ export interface components {
             completed_at: string | null;
             rejected_at: string | null;
             cancelled_at: string | null;
+            /** @description the principal that created it: the id of the API key (key_…); null when no key did */
+            created_by: string | null;
+            /** @description the principal that approved it (never its creator: maker-checker) */
+            approved_by: string | null;
+            /** @description the principal that rejected it from require_approval */
+            rejected_by: string | null;
         };
         PayoutAccount: {
             account_id: string | null;
@@ -8313,7 +8319,8 @@ export interface components {
          *     - `balance_is_empty` (10500): The available balance is empty: there is nothing to cash out.
          *     - `insufficient_funds` (10501): The available balance does not cover this amount; nothing was created.
          *     - `cashout_not_cancellable` (10511): Only a created or require_approval cash-out can be cancelled.
-         *     - `cashout_not_pending_approval` (10512): Only a cash-out in require_approval can be approved or rejected.
+         *     - `cashout_approver_is_creator` (10512): The cash-out was created with this key: another key of the company (or a dashboard user) must approve it.
+         *     - `cashout_not_pending_approval` (10514): Only a cash-out in require_approval can be approved or rejected.
          *     - `company_account_not_found` (10809): The company has no payout account: send account_id or set one (PUT /v1/company/payout-account).
          *     - `subscription_transition_not_allowed` (10600): The subscription's status does not allow this action.
          *     - `campaign_not_cancellable` (10700): Only a queued or sending campaign can be cancelled.

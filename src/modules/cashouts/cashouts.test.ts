@@ -5,6 +5,7 @@ import { createHarness, ENGINE, expectError, expectValidation, send, type Compan
 import { balance, chargeBody, createAccount, payer, chargeEvents } from '../../../test/support/charges.ts';
 import { createCustomer } from '../../../test/support/cards.ts';
 import { auditLedger } from '../ledger/service.ts';
+import { createNamedKey } from '../companies/service.ts';
 import { expectScoped } from '../../../test/auth-matrix.ts';
 import { addBusinessDays, isBusinessDay } from './business-days.ts';
 import {
@@ -230,29 +231,41 @@ describe(`cash-outs (${ENGINE})`, () => {
     assert.equal((await poor.req({ url: '/v1/cashouts' })).body.data.length, 0);
   });
 
-  test('approval: above the threshold waits; approve sends it, reject and 7 days without a decision release it', async () => {
-    await fund(200000);
+  test('approval: above the threshold waits (each cash-out and the Bogotá day’s sum); another key approves (maker-checker), reject and 7 days without a decision release it', async () => {
+    await fund(300000);
+    h.clock.advance(86_400_000); // a Bogotá day of its own: the day's sum starts at zero
     await h.runtime.deps.database.db
       .updateTable('companies')
       .set({ cashout_approval_threshold: 50_000_00n })
       .where('id', '=', co.company.id)
       .execute();
+    const treasurer = await createNamedKey(h.runtime.deps.database.db, { company: co.company.id, env: 'test', name: 'Tesorería' }, h.clock.now());
     try {
       const before = await balance(co);
+      // The day's sum: 30,000 and 15,000 pass; 10,000 more makes 55,000, above the 50,000 threshold.
+      const s1 = (await cashout({ amount: 30000 })).body;
+      const s2 = (await cashout({ amount: 15000 })).body;
+      assert.deepEqual([s1.status, s2.status], ['processing', 'processing']);
+      const s3 = (await cashout({ amount: 10000 })).body;
+      assert.equal(s3.status, 'require_approval', 'many small cash-outs do not pass where one large one waits');
       const big = (await cashout({ amount: 60000 })).body;
       assert.equal(big.status, 'require_approval');
-      assert.equal((await balance(co)).available, before.available - 60000, 'held while waiting');
-      const small = (await cashout({ amount: 10000 })).body;
-      assert.equal(small.status, 'processing');
-      const approved = await co.req({ url: `/v1/cashouts/${big.id}/approve`, body: {} });
+      assert.match(big.created_by, /^key_/);
+      assert.equal(big.approved_by, null);
+      assert.equal((await balance(co)).available, before.available - 30000 - 15000 - 10000 - 60000, 'held while waiting');
+
+      // Maker-checker: the creating key cannot approve; the other key can.
+      const own = await co.req({ url: `/v1/cashouts/${big.id}/approve`, body: {} });
+      expectError(own, 422, 'cashout_approver_is_creator', 10512);
+      assert.equal((await get(big.id)).status, 'require_approval', 'nothing changed');
+      const approved = await co.req({ url: `/v1/cashouts/${big.id}/approve`, body: {}, key: treasurer.key });
       assert.equal(approved.status, 200, approved.raw);
       assert.equal(approved.body.status, 'processing');
-      expectError(await co.req({ url: `/v1/cashouts/${big.id}/approve`, body: {} }), 422, 'cashout_not_pending_approval');
+      assert.deepEqual([approved.body.created_by, approved.body.approved_by], [big.created_by, treasurer.id]);
+      expectError(await co.req({ url: `/v1/cashouts/${big.id}/approve`, body: {}, key: treasurer.key }), 422, 'cashout_not_pending_approval', 10514);
       expectError(await co.req({ url: `/v1/cashouts/${big.id}/cancel`, body: {} }), 422, 'cashout_not_cancellable');
-      const rejected = (await cashout({ amount: 70000 })).body;
-      const r = await co.req({ url: `/v1/cashouts/${rejected.id}/reject`, body: { remarks: 'NOT_AUTHORIZED' } });
-      assert.equal(r.body.status, 'rejected');
-      assert.equal(r.body.remarks, 'NOT_AUTHORIZED');
+      const r = await co.req({ url: `/v1/cashouts/${s3.id}/reject`, body: { remarks: 'NOT_AUTHORIZED' }, key: treasurer.key });
+      assert.deepEqual([r.body.status, r.body.remarks, r.body.rejected_by], ['rejected', 'NOT_AUTHORIZED', treasurer.id]);
       const cancelled = (await cashout({ amount: 55000 })).body;
       const c = await co.req({ url: `/v1/cashouts/${cancelled.id}/cancel`, body: {} });
       assert.equal(c.body.status, 'cancelled');
@@ -263,7 +276,9 @@ describe(`cash-outs (${ENGINE})`, () => {
       assert.equal(expired.status, 'cancelled');
       assert.equal(expired.remarks, 'APPROVAL_EXPIRED');
       assert.deepEqual(await events(big.id), ['cashout.created', 'cashout.require_approval', 'cashout.processing']);
-      assert.equal((await balance(co)).available, before.available - 60000 - 10000, 'released: the rejected, cancelled and expired ones');
+      assert.equal((await balance(co)).available, before.available - 30000 - 15000 - 60000, 'released: the rejected, cancelled and expired ones');
+      // Another Bogotá day (the approval window moved the clock 7 days): its own sum.
+      assert.equal((await cashout({ amount: 20000 })).body.status, 'processing');
     } finally {
       await h.runtime.deps.database.db.updateTable('companies').set({ cashout_approval_threshold: null }).where('id', '=', co.company.id).execute();
     }

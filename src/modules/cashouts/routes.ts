@@ -84,7 +84,8 @@ export function cashoutRoutes(app: FastifyInstance): void {
     schema: {
       tags,
       summary: 'Approve a cash-out above the approval threshold',
-      description: 'require_approval → processing, then the payout rail is called; else 422 10512.',
+      description:
+        'require_approval → processing, then the payout rail is called; else 422 10514. The key that created it cannot approve it: 422 10512 cashout_approver_is_creator (maker-checker: approve with another key of the company, `recaudo keys create`).',
       params: idParams,
       body: emptyBody,
       response: { 200: cashoutResponse, ...errorResponses(401, 404, 409, 422, 503) },
@@ -96,7 +97,7 @@ export function cashoutRoutes(app: FastifyInstance): void {
     schema: {
       tags,
       summary: 'Reject a cash-out waiting for approval',
-      description: 'require_approval → rejected (remarks, default REJECTED_BY_APPROVER); the held money returns to the balance; else 422 10512.',
+      description: 'require_approval → rejected (remarks, default REJECTED_BY_APPROVER); the held money returns to the balance; else 422 10514.',
       params: idParams,
       body: rejectCashoutBody,
       response: { 200: cashoutResponse, ...errorResponses(401, 404, 409, 422) },

@@ -60,6 +60,9 @@ export const cashoutResponse = z.object({
   completed_at: z.string().nullable(),
   rejected_at: z.string().nullable(),
   cancelled_at: z.string().nullable(),
+  created_by: z.string().nullable().describe('the principal that created it: the id of the API key (key_…); null when no key did'),
+  approved_by: z.string().nullable().describe('the principal that approved it (never its creator: maker-checker)'),
+  rejected_by: z.string().nullable().describe('the principal that rejected it from require_approval'),
 });
 export type CashoutResponse = z.infer<typeof cashoutResponse>;
 

@@ -1,5 +1,6 @@
 import type { Transaction } from 'kysely';
 import type { AppDeps, RequestContext, ServiceScope } from '../../platform/context.ts';
+import { bogotaDayStart } from '../../platform/clock.ts';
 import { inTransaction } from '../../platform/db/database.ts';
 import type { DB } from '../../platform/db/schema.ts';
 import { ApiError, validationError, type FieldErrors } from '../../platform/errors/api-error.ts';
@@ -69,6 +70,9 @@ export function toCashoutResponse(row: CashoutRow): CashoutResponse {
     completed_at: iso(row.completed_at),
     rejected_at: iso(row.rejected_at),
     cancelled_at: iso(row.cancelled_at),
+    created_by: row.created_by ?? null,
+    approved_by: row.approved_by ?? null,
+    rejected_by: row.rejected_by ?? null,
   };
 }
 
@@ -248,6 +252,8 @@ interface NewCashout {
   description: string | null;
   testScenario: string | null;
   idempotencyKey: string | null;
+  /** The principal creating it (the request's key id): maker-checker. */
+  createdBy: string | null;
 }
 
 /**
@@ -274,6 +280,7 @@ async function recordCashout(trx: Transaction<DB>, scope: ServiceScope, input: N
       remarks: null,
       test_scenario: input.testScenario,
       idempotency_key: input.idempotencyKey,
+      created_by: input.createdBy,
       network_id: null,
       expected_arrival_at: null,
       created_at: now,
@@ -302,7 +309,10 @@ async function recordCashout(trx: Transaction<DB>, scope: ServiceScope, input: N
   }
   const company = await trx.selectFrom('companies').select('cashout_approval_threshold').where('id', '=', scope.companyId).executeTakeFirstOrThrow();
   const threshold = company.cashout_approval_threshold === null ? null : BigInt(company.cashout_approval_threshold);
-  if (input.testScenario === 'require_approval' || (threshold !== null && input.amount > threshold)) {
+  if (
+    input.testScenario === 'require_approval' ||
+    (threshold !== null && (input.amount > threshold || (await dayTotal(trx, scope, now)) > threshold))
+  ) {
     row = await transition(trx, scope, row, 'require_approval');
     await scope.deps.jobs.enqueue(trx, CASHOUT_APPROVAL_JOB, jobPayload(row), new Date(now.getTime() + APPROVAL_WINDOW_MS));
     return { row, send: false, safetyJobId: null };
@@ -314,6 +324,24 @@ async function recordCashout(trx: Transaction<DB>, scope: ServiceScope, input: N
     new Date(now.getTime() + scope.deps.config.chargeReconcileDelayMs),
   );
   return { row, send: true, safetyJobId };
+}
+
+/**
+ * The company's cash-outs of this Bogotá day in this environment, this one included, less the ones
+ * that moved no money (rejected, cancelled): the approval threshold also bounds their sum, so many
+ * small cash-outs cannot pass where one large one would wait. Read after the hold, which locks the
+ * company's balance: concurrent cash-outs of the company are counted one after the other.
+ */
+async function dayTotal(trx: Transaction<DB>, scope: ServiceScope, now: Date): Promise<bigint> {
+  const dayStart = bogotaDayStart(now);
+  const row = await trx
+    .selectFrom('cashouts')
+    .select((eb) => eb.fn.sum<string | number | bigint | null>('amount').as('total'))
+    .$call(inTenant(scope))
+    .where('created_at', '>=', dayStart)
+    .where('status', 'not in', ['rejected', 'cancelled'])
+    .executeTakeFirst();
+  return BigInt(row?.total ?? 0);
 }
 
 type AccountRow = AccountView;
@@ -424,6 +452,7 @@ export async function createCashout(ctx: RequestContext, body: CreateCashoutBody
           description: body.description ?? null,
           testScenario: scenario,
           idempotencyKey,
+          createdBy: ctx.keyId,
         },
       );
     } catch (error) {
@@ -493,8 +522,13 @@ export async function approveCashout(ctx: RequestContext, id: string): Promise<C
       throw new ApiError('cashout_not_pending_approval', {
         message: `The cash-out is ${locked.status}; only one in require_approval can be approved.`,
       });
+    // Maker-checker: the principal that created it cannot approve it (another key, or later a dashboard user, can).
+    if (locked.created_by !== null && locked.created_by === ctx.keyId) throw new ApiError('cashout_approver_is_creator');
     const now = ctx.deps.clock.now();
-    const approved = await transition(trx, { ...ctx, db: trx }, locked, 'approve', { expected_arrival_at: expectedArrival(locked.method, now) });
+    const approved = await transition(trx, { ...ctx, db: trx }, locked, 'approve', {
+      expected_arrival_at: expectedArrival(locked.method, now),
+      approved_by: ctx.keyId,
+    });
     const safetyJobId = await ctx.deps.jobs.enqueue(
       trx,
       CASHOUT_RECONCILE_JOB,
@@ -512,7 +546,9 @@ export async function rejectCashout(ctx: RequestContext, id: string, remarks: st
     const row = await lockForOperation(trx, ctx, id);
     if (row.status !== 'require_approval')
       throw new ApiError('cashout_not_pending_approval', { message: `The cash-out is ${row.status}; only one in require_approval can be rejected.` });
-    return toCashoutResponse(await transition(trx, { ...ctx, db: trx }, row, 'reject', { remarks: remarks ?? 'REJECTED_BY_APPROVER' }));
+    return toCashoutResponse(
+      await transition(trx, { ...ctx, db: trx }, row, 'reject', { remarks: remarks ?? 'REJECTED_BY_APPROVER', rejected_by: ctx.keyId }),
+    );
   });
 }
 
@@ -615,6 +651,7 @@ export async function cashOutBalance(
         description: 'Retiro del saldo',
         testScenario: null,
         idempotencyKey,
+        createdBy: ctx.keyId,
       },
     ),
   );

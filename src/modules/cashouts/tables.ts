@@ -36,6 +36,10 @@ export interface CashoutsTable {
   completed_at: Timestamp | null;
   rejected_at: Timestamp | null;
   cancelled_at: Timestamp | null;
+  /** Principals (migration 0043): an API key's id (`key_…`); null for work no key started. */
+  created_by: ColumnType<string | null, string | null | undefined, string | null>;
+  approved_by: ColumnType<string | null, string | null | undefined, string | null>;
+  rejected_by: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface CompanyPayoutAccountsTable {

@@ -59,6 +59,8 @@ export interface KeyView {
   kind: 'secret' | 'publishable';
   created_at: string;
   revoked_at: string | null;
+  /** A named key's name (`recaudo keys create`); null for the main key. */
+  name: string | null;
 }
 
 /** `recaudo keys list --company ID [--env test|live]` (CLI and control socket): newest first. */
@@ -72,7 +74,7 @@ export async function listKeysOperator(
   if (!company) throw new OperatorInputError(`company ${input.company} does not exist`);
   let q = db
     .selectFrom('api_keys')
-    .select(['id', 'key_hint', 'environment', 'kind', 'created_at', 'revoked_at'])
+    .select(['id', 'key_hint', 'environment', 'kind', 'created_at', 'revoked_at', 'name'])
     .where('company_id', '=', company.id)
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc');
@@ -87,6 +89,7 @@ export async function listKeysOperator(
       kind: r.kind as 'secret' | 'publishable',
       created_at: new Date(r.created_at).toISOString(),
       revoked_at: r.revoked_at ? new Date(r.revoked_at).toISOString() : null,
+      name: r.name ?? null,
     })),
   };
 }

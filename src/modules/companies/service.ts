@@ -110,6 +110,53 @@ export async function rotateKey(
 }
 
 /**
+ * `recaudo keys create --company ID --env test|live [--name N]`: one more secret key, its own
+ * principal (maker-checker, audit), beside the main key and any other; the main key's rotation
+ * leaves it alone. Shown once, stored hashed.
+ */
+export async function createNamedKey(
+  db: Executor,
+  input: { company?: string; env?: string; name?: string },
+  now: Date,
+): Promise<{ key: string; id: string; name: string; environment: Environment; company: { id: string } }> {
+  if (!input.company) throw new OperatorInputError('--company is required');
+  if (input.env !== 'test' && input.env !== 'live') throw new OperatorInputError('--env must be test or live');
+  const environment = input.env;
+  const name = (input.name ?? '').trim();
+  if (name.length > 80) throw new OperatorInputError('--name is at most 80 characters');
+  return inTransaction(db, async (trx) => {
+    const company = await trx.selectFrom('companies').select('id').where('id', '=', input.company!).forUpdate().executeTakeFirst();
+    if (!company) throw new OperatorInputError(`company ${input.company} does not exist`);
+    const named = await trx
+      .selectFrom('api_keys')
+      .select('id')
+      .where('company_id', '=', company.id)
+      .where('environment', '=', environment)
+      .where('name', 'is not', null)
+      .execute();
+    const finalName = name || `Clave ${named.length + 2}`;
+    const { id, key } = await issueKey(trx, company.id, environment, 'secret', now, finalName);
+    return { key, id, name: finalName, environment, company: { id: company.id } };
+  });
+}
+
+/** `recaudo keys revoke --company ID --key KEY_ID`: that key stops working (within the resolver's few seconds). */
+export async function revokeKeyById(db: Executor, input: { company?: string; key?: string }, now: Date): Promise<{ id: string; revoked_at: string }> {
+  if (!input.company) throw new OperatorInputError('--company is required');
+  if (!input.key) throw new OperatorInputError('--key is required (the key id, key_…, as `recaudo keys list` shows it)');
+  const row = await db
+    .updateTable('api_keys')
+    .set({ revoked_at: now })
+    .where('company_id', '=', input.company)
+    .where('id', '=', input.key)
+    .where('revoked_at', 'is', null)
+    .returning(['id'])
+    .executeTakeFirst();
+  if (!row) throw new OperatorInputError(`no active key ${input.key} in company ${input.company}`);
+  return { id: row.id, revoked_at: now.toISOString() };
+}
+
+/**
  * `recaudo companies set`: operator settings of a company. `approvalThreshold`: pesos above which a
  * cash-out waits for approval (docs/cashouts.md); 'none' removes it.
  */

@@ -36,21 +36,27 @@ export async function issueKey(
   environment: Environment,
   kind: KeyKind,
   now: Date,
+  /** A named key is one more principal (`recaudo keys create`): the others stay. Unnamed: the main key, replaced. */
+  name: string | null = null,
 ): Promise<{ id: string; key: string }> {
   if (!db.isTransaction) throw new Error('issueKey must run inside a transaction');
   await db.selectFrom('companies').select('id').where('id', '=', companyId).forUpdate().execute();
   const key = generateKey(kind, environment);
-  await db
-    .updateTable('api_keys')
-    .set({ revoked_at: now })
-    .$call(inTenant({ companyId, environment }))
-    .where('kind', '=', kind)
-    .where('revoked_at', 'is', null)
-    .execute();
+  if (name === null) {
+    // Rotation replaces the main key; named keys (other principals) are revoked one by one.
+    await db
+      .updateTable('api_keys')
+      .set({ revoked_at: now })
+      .$call(inTenant({ companyId, environment }))
+      .where('kind', '=', kind)
+      .where('name', 'is', null)
+      .where('revoked_at', 'is', null)
+      .execute();
+  }
   const id = prefixedId('key');
   await db
     .insertInto('api_keys')
-    .values({ id, company_id: companyId, environment, kind, key_hash: hashKey(key), key_hint: key.slice(0, 12), created_at: now })
+    .values({ id, company_id: companyId, environment, kind, key_hash: hashKey(key), key_hint: key.slice(0, 12), created_at: now, name })
     .execute();
   return { id, key };
 }

@@ -26,6 +26,8 @@ export interface ApiKeysTable {
   key_hint: string;
   created_at: ColumnType<Date, Date | string | undefined, never>;
   revoked_at: Timestamp | null;
+  /** A second (third…) secret key's name (`recaudo keys create --name`, migration 0043); null for the main key. */
+  name: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface IdempotencyKeysTable {

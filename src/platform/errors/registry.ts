@@ -125,7 +125,13 @@ export const Errors = {
   balance_is_empty: def(10500, 'balance_is_empty', 422, 'The available balance is empty: there is nothing to cash out.'),
   insufficient_funds: def(10501, 'insufficient_funds', 422, 'The available balance does not cover this amount; nothing was created.'),
   cashout_not_cancellable: def(10511, 'cashout_not_cancellable', 422, 'Only a created or require_approval cash-out can be cancelled.'),
-  cashout_not_pending_approval: def(10512, 'cashout_not_pending_approval', 422, 'Only a cash-out in require_approval can be approved or rejected.'),
+  cashout_approver_is_creator: def(
+    10512,
+    'cashout_approver_is_creator',
+    422,
+    'The cash-out was created with this key: another key of the company (or a dashboard user) must approve it.',
+  ),
+  cashout_not_pending_approval: def(10514, 'cashout_not_pending_approval', 422, 'Only a cash-out in require_approval can be approved or rejected.'),
   cashout_external_id_taken: def(10513, 'cashout_external_id_taken', 409, 'A cash-out with this external_id already exists in this environment.'),
   company_account_not_found: def(
     10809,
