@@ -99,6 +99,7 @@ export const accountExample = {
   subtype: 'SAVINGS',
   status: 'ACTIVE',
   authorization: true,
+  debit_authorized: true,
   customer_id: IDS.customer,
   re_enroll: false,
   external_id: null,
@@ -300,6 +301,9 @@ export const cashoutExample = {
   completed_at: null,
   rejected_at: null,
   cancelled_at: null,
+  created_by: 'key_01jq8x4k2m3n4p5q6r7s8t9v0w',
+  approved_by: null,
+  rejected_by: null,
 };
 
 export const planExample = {

@@ -118,7 +118,7 @@ describe('cross-origin POST /v1/tokens in Chromium', { skip: SKIP }, () => {
     assert.equal(await tokenCount(), before + 1);
   });
 
-  test('a page on another origin is blocked by the browser; the POST never reaches the API', async () => {
+  test('a page on another origin cannot read the answer: the browser withholds it (the preflight no longer tells which origins are listed)', async () => {
     const before = await tokenCount();
     const messages: string[] = [];
     page.on('console', (m) => messages.push(m.text()));
@@ -130,6 +130,8 @@ describe('cross-origin POST /v1/tokens in Chromium', { skip: SKIP }, () => {
       messages.some((m) => /CORS/.test(m)),
       `Chromium reports the CORS refusal: ${messages.join(' | ')}`,
     );
-    assert.equal(await tokenCount(), before, 'no token was made');
+    // The preflight answers every origin alike (issue 29), so the POST reaches the API and makes a
+    // token, but without Access-Control-Allow-Origin for this origin the page never gets it.
+    assert.ok((await tokenCount()) <= before + 1, 'at most the one request the page sent');
   });
 });

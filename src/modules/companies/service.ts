@@ -3,6 +3,7 @@ import { inTransaction } from '../../platform/db/database.ts';
 import type { Environment } from '../../platform/db/schema.ts';
 import { issueKey } from '../../platform/auth/api-keys.ts';
 import { prefixedId } from '../../platform/ids.ts';
+import { inTenant } from '../../platform/scope.ts';
 import './tables.ts';
 
 /** Operator actions on companies and keys, shared by the CLI and the running server's control socket. */
@@ -130,8 +131,7 @@ export async function createNamedKey(
     const named = await trx
       .selectFrom('api_keys')
       .select('id')
-      .where('company_id', '=', company.id)
-      .where('environment', '=', environment)
+      .$call(inTenant({ companyId: company.id, environment }))
       .where('name', 'is not', null)
       .execute();
     const finalName = name || `Clave ${named.length + 2}`;
