@@ -1,8 +1,15 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { systemClock, type Clock } from '../platform/clock.ts';
-import { SandboxEmail, SmtpEmail, type EmailPort } from './email/index.ts';
-import { HttpMessaging, SandboxMessaging, type MessageStatus, type MessagingPort, type StatusDetail } from './messaging/index.ts';
+import { SandboxEmail, SmtpEmail, UnconfiguredEmail, type EmailPort } from './email/index.ts';
+import {
+  HttpMessaging,
+  SandboxMessaging,
+  UnconfiguredMessaging,
+  type MessageStatus,
+  type MessagingPort,
+  type StatusDetail,
+} from './messaging/index.ts';
 import { SandboxBanklink } from './banklink.ts';
 import { SandboxBiller } from './biller.ts';
 import { SandboxDebit } from './debit.ts';
@@ -194,8 +201,9 @@ export function createRails(
             logger: log,
             clock: opts.clock,
           })
-        : sandboxMessaging(),
-    email: config.smtpUrl ? new SmtpEmail({ url: config.smtpUrl, from: config.smtpFrom, logger: log }) : sandboxEmail(),
+        : // Never a simulation in live: without a gateway every message is refused (channel_not_configured).
+          new UnconfiguredMessaging(),
+    email: config.smtpUrl ? new SmtpEmail({ url: config.smtpUrl, from: config.smtpFrom, logger: log }) : new UnconfiguredEmail(),
   };
   log.debug({ messaging: live.messaging.provider, email: live.email.provider }, 'live rails');
   const sandbox = createSandboxMoneyRails(config, opts.clock ?? systemClock);

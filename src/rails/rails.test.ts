@@ -60,13 +60,15 @@ describe('rails configuration and factory', () => {
     assert.throws(() => loadConfig({ SMTP_URL: 'mail.example.co:25' }), /SMTP_URL/);
   });
 
-  test('test keys always get the sandboxes; live gets separate sandboxes when nothing is configured', async () => {
+  test('test keys always get the sandboxes; live gets refusals when nothing is configured (never a simulation)', async () => {
     const rails = createRails(loadConfig({ MESSAGING_SANDBOX_DELAY_MS: '0' }), logger);
     try {
       assert.ok(rails.test.messaging instanceof SandboxMessaging);
       assert.ok(rails.test.email instanceof SandboxEmail);
-      assert.ok(rails.live.messaging instanceof SandboxMessaging);
-      assert.ok(rails.live.email instanceof SandboxEmail);
+      assert.equal(rails.live.messaging.provider, 'none');
+      assert.equal(rails.live.email.provider, 'none');
+      await assert.rejects(rails.live.messaging.send({ to: '+573001234567', text: 'x', reference: 'r' }), /channel_not_configured/);
+      await assert.rejects(rails.live.email.send({ to: 'a@example.co', subject: 's', text: 't' }), /channel_not_configured/);
       assert.notEqual(rails.live.messaging, rails.test.messaging);
       assert.notEqual(rails.live.email, rails.test.email);
       assert.equal(rails.contact({ companyId: 'co_a', environment: 'test' }), rails.test);
@@ -117,6 +119,9 @@ describe('rails configuration and factory', () => {
     const rails = createRails(loadConfig({ MESSAGING_SANDBOX_DELAY_MS: '0' }), logger);
     const heard: [string, string, RailEnvironment, string | undefined][] = [];
     const off = rails.onMessageStatus((id, status, detail, env) => void heard.push([id, status, env, detail.reference]));
+    // Live reports come from a live provider: a company's own rail here (a sandbox stands in for it).
+    const liveRail = new SandboxMessaging({ delayMs: 0, logger });
+    rails.installContact({ companyId: 'co_a', environment: 'live' }, { messaging: liveRail });
     try {
       const t = await rails
         .contact({ companyId: 'co_a', environment: 'test' })
@@ -124,7 +129,7 @@ describe('rails configuration and factory', () => {
       const l = await rails
         .contact({ companyId: 'co_a', environment: 'live' })
         .messaging.send({ to: '+573001111111', text: 'x', reference: 'in-live' });
-      await Promise.all([rails.test.messaging.idle(), (rails.live.messaging as SandboxMessaging).idle()]);
+      await Promise.all([rails.test.messaging.idle(), liveRail.idle()]);
       assert.deepEqual(
         heard.sort((a, b) => a[3]!.localeCompare(b[3]!)),
         [

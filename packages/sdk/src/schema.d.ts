@@ -3758,6 +3758,7 @@ export interface components {
          *       "subtype": "SAVINGS",
          *       "status": "ACTIVE",
          *       "authorization": true,
+         *       "debit_authorized": true,
          *       "customer_id": "0195a1b2-3c4d-7e5f-8a6b-7c8d9e0f1a2b",
          *       "re_enroll": false,
          *       "external_id": null,
@@ -4034,6 +4035,10 @@ export interface components {
          *       "last_resent_at": null,
          *       "paid_at": null,
          *       "cancelled_at": null,
+         *       "message": {
+         *         "status": "delivered",
+         *         "remarks": null
+         *       },
          *       "is_test": true,
          *       "created_at": "2026-03-02T15:04:05.000Z",
          *       "updated_at": "2026-03-02T15:04:05.000Z"
@@ -4107,6 +4112,13 @@ export interface components {
             last_resent_at: string | null;
             paid_at: string | null;
             cancelled_at: string | null;
+            /** @description the latest message to the payer (channel messaging or email): where it stands; null before any */
+            message: {
+                /** @enum {string} */
+                status: "pending" | "sent" | "delivered" | "failed" | "replied";
+                /** @description why it failed: channel_not_configured when no channel could carry it in live */
+                remarks: string | null;
+            } | null;
             is_test: boolean;
             created_at: string;
             updated_at: string;
@@ -4407,7 +4419,10 @@ export interface components {
          *       "processed_at": "2026-03-02T15:04:06.000Z",
          *       "completed_at": null,
          *       "rejected_at": null,
-         *       "cancelled_at": null
+         *       "cancelled_at": null,
+         *       "created_by": "key_01jq8x4k2m3n4p5q6r7s8t9v0w",
+         *       "approved_by": null,
+         *       "rejected_by": null
          *     }
          */
         Cashout: {
@@ -5698,6 +5713,10 @@ export interface components {
          *         "last_resent_at": null,
          *         "paid_at": null,
          *         "cancelled_at": null,
+         *         "message": {
+         *           "status": "delivered",
+         *           "remarks": null
+         *         },
          *         "is_test": true,
          *         "created_at": "2026-03-02T15:04:05.000Z",
          *         "updated_at": "2026-03-02T15:04:05.000Z"
@@ -5792,6 +5811,13 @@ export interface components {
                 last_resent_at: string | null;
                 paid_at: string | null;
                 cancelled_at: string | null;
+                /** @description the latest message to the payer (channel messaging or email): where it stands; null before any */
+                message: {
+                    /** @enum {string} */
+                    status: "pending" | "sent" | "delivered" | "failed" | "replied";
+                    /** @description why it failed: channel_not_configured when no channel could carry it in live */
+                    remarks: string | null;
+                } | null;
                 is_test: boolean;
                 created_at: string;
                 updated_at: string;
@@ -5859,16 +5885,16 @@ export interface components {
          *         "last_resent_at": null,
          *         "paid_at": null,
          *         "cancelled_at": null,
-         *         "is_test": true,
-         *         "created_at": "2026-03-02T15:04:05.000Z",
-         *         "updated_at": "2026-03-02T15:04:05.000Z",
          *         "message": {
          *           "id": "msg_01jnbq3t8v0x2z4b6d8f0h2k4m",
          *           "channel": "messaging",
          *           "kind": "link",
          *           "recipient": "+573001234567",
          *           "status": "delivered"
-         *         }
+         *         },
+         *         "is_test": true,
+         *         "created_at": "2026-03-02T15:04:05.000Z",
+         *         "updated_at": "2026-03-02T15:04:05.000Z"
          *       }
          *     }
          */
@@ -5949,9 +5975,6 @@ export interface components {
                 last_resent_at: string | null;
                 paid_at: string | null;
                 cancelled_at: string | null;
-                is_test: boolean;
-                created_at: string;
-                updated_at: string;
                 message: {
                     /** @description msg_… */
                     id: string;
@@ -5967,6 +5990,9 @@ export interface components {
                     /** @description status failed: why */
                     error?: string | null;
                 };
+                is_test: boolean;
+                created_at: string;
+                updated_at: string;
             };
         };
         /**
@@ -6189,7 +6215,10 @@ export interface components {
          *         "processed_at": "2026-03-02T15:04:06.000Z",
          *         "completed_at": null,
          *         "rejected_at": null,
-         *         "cancelled_at": null
+         *         "cancelled_at": null,
+         *         "created_by": "key_01jq8x4k2m3n4p5q6r7s8t9v0w",
+         *         "approved_by": null,
+         *         "rejected_by": null
          *       }
          *     }
          */
@@ -6272,6 +6301,7 @@ export interface components {
          *         "subtype": "SAVINGS",
          *         "status": "PENDING",
          *         "authorization": true,
+         *         "debit_authorized": true,
          *         "customer_id": "0195a1b2-3c4d-7e5f-8a6b-7c8d9e0f1a2b",
          *         "re_enroll": false,
          *         "external_id": null,
@@ -6818,6 +6848,7 @@ export interface components {
          *           "subtype": "SAVINGS",
          *           "status": "ACTIVE",
          *           "authorization": true,
+         *           "debit_authorized": true,
          *           "customer_id": "0195a1b2-3c4d-7e5f-8a6b-7c8d9e0f1a2b",
          *           "re_enroll": false,
          *           "external_id": null,
@@ -7023,6 +7054,10 @@ export interface components {
          *           "last_resent_at": null,
          *           "paid_at": null,
          *           "cancelled_at": null,
+         *           "message": {
+         *             "status": "delivered",
+         *             "remarks": null
+         *           },
          *           "is_test": true,
          *           "created_at": "2026-03-02T15:04:05.000Z",
          *           "updated_at": "2026-03-02T15:04:05.000Z"
@@ -7267,7 +7302,10 @@ export interface components {
          *           "processed_at": "2026-03-02T15:04:06.000Z",
          *           "completed_at": null,
          *           "rejected_at": null,
-         *           "cancelled_at": null
+         *           "cancelled_at": null,
+         *           "created_by": "key_01jq8x4k2m3n4p5q6r7s8t9v0w",
+         *           "approved_by": null,
+         *           "rejected_by": null
          *         }
          *       ],
          *       "current_page": 1,
@@ -15982,6 +16020,10 @@ export interface operations {
                  *         "last_resent_at": null,
                  *         "paid_at": null,
                  *         "cancelled_at": null,
+                 *         "message": {
+                 *           "status": "delivered",
+                 *           "remarks": null
+                 *         },
                  *         "is_test": true,
                  *         "created_at": "2026-03-02T15:04:05.000Z",
                  *         "updated_at": "2026-03-02T15:04:05.000Z"
@@ -16068,6 +16110,10 @@ export interface operations {
                  *         "last_resent_at": null,
                  *         "paid_at": "2026-03-02T15:10:00.000Z",
                  *         "cancelled_at": null,
+                 *         "message": {
+                 *           "status": "delivered",
+                 *           "remarks": null
+                 *         },
                  *         "is_test": true,
                  *         "created_at": "2026-03-02T15:04:05.000Z",
                  *         "updated_at": "2026-03-02T15:04:05.000Z"
@@ -16371,16 +16417,16 @@ export interface operations {
                  *         "last_resent_at": null,
                  *         "paid_at": null,
                  *         "cancelled_at": null,
-                 *         "is_test": true,
-                 *         "created_at": "2026-03-02T15:04:05.000Z",
-                 *         "updated_at": "2026-03-02T15:04:05.000Z",
                  *         "message": {
                  *           "id": "msg_01jnbq3t8v0x2z4b6d8f0h2k4m",
                  *           "channel": "messaging",
                  *           "kind": "link",
                  *           "recipient": "+573001234567",
                  *           "status": "delivered"
-                 *         }
+                 *         },
+                 *         "is_test": true,
+                 *         "created_at": "2026-03-02T15:04:05.000Z",
+                 *         "updated_at": "2026-03-02T15:04:05.000Z"
                  *       }
                  *     }
                  */
@@ -16526,6 +16572,10 @@ export interface operations {
                  *         "last_resent_at": null,
                  *         "paid_at": null,
                  *         "cancelled_at": "2026-03-02T15:10:00.000Z",
+                 *         "message": {
+                 *           "status": "delivered",
+                 *           "remarks": null
+                 *         },
                  *         "is_test": true,
                  *         "created_at": "2026-03-02T15:04:05.000Z",
                  *         "updated_at": "2026-03-02T15:04:05.000Z"
@@ -17151,7 +17201,10 @@ export interface operations {
                  *         "processed_at": "2026-03-02T15:04:06.000Z",
                  *         "completed_at": null,
                  *         "rejected_at": null,
-                 *         "cancelled_at": null
+                 *         "cancelled_at": null,
+                 *         "created_by": "key_01jq8x4k2m3n4p5q6r7s8t9v0w",
+                 *         "approved_by": null,
+                 *         "rejected_by": null
                  *       }
                  *     }
                  */
@@ -17646,6 +17699,7 @@ export interface operations {
                  *         "subtype": "SAVINGS",
                  *         "status": "PENDING",
                  *         "authorization": true,
+                 *         "debit_authorized": true,
                  *         "customer_id": "0195a1b2-3c4d-7e5f-8a6b-7c8d9e0f1a2b",
                  *         "re_enroll": false,
                  *         "external_id": null,
@@ -17718,6 +17772,7 @@ export interface operations {
                  *         "subtype": "SAVINGS",
                  *         "status": "ACTIVE",
                  *         "authorization": true,
+                 *         "debit_authorized": true,
                  *         "customer_id": "0195a1b2-3c4d-7e5f-8a6b-7c8d9e0f1a2b",
                  *         "re_enroll": false,
                  *         "external_id": null,

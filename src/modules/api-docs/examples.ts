@@ -185,6 +185,7 @@ export const paymentExample = {
   last_resent_at: null,
   paid_at: null,
   cancelled_at: null,
+  message: { status: 'delivered', remarks: null },
   is_test: true,
   created_at: AT,
   updated_at: AT,

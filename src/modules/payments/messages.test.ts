@@ -180,6 +180,7 @@ describe('payments: delivery by the messaging and e-mail sandboxes', () => {
       recipient: '+573000000000',
       status: 'failed',
       error: 'unreachable',
+      remarks: 'unreachable',
     });
     // A late "delivered" after a failure does not revive it (and emits nothing).
     await sms().report(row.provider_message_id!, 'delivered');
@@ -459,6 +460,48 @@ describe('payments: delivery by the messaging and e-mail sandboxes', () => {
     const res = await co.req({ url: '/v1/rails/messaging/status', key: null, body: { provider_message_id: 'x', status: 'delivered' } });
     assert.equal(res.status, 404);
     assert.match(res.body.error, /sandbox/);
+  });
+});
+
+describe('payments: live without a channel, never simulated', () => {
+  let h: Harness;
+  let co: Company;
+  before(async () => {
+    h = await createHarness(); // no MESSAGING_PROVIDER, no SMTP_URL
+    co = await h.company('Sin Canal SAS');
+  });
+  after(() => h.close());
+
+  test('phone or e-mail: failed at once with remarks channel_not_configured, payment.message.failed, shown on the payment; nothing sent, no job', async () => {
+    for (const [body, channel] of [
+      [{ phone: '+573001234567' }, 'messaging'],
+      [{ email: 'pagador@example.com' }, 'email'],
+    ] as const) {
+      const p = await createPayment(co, body, 'live');
+      assert.equal(p.channel, channel);
+      assert.deepEqual(p.message, { status: 'failed', remarks: 'channel_not_configured' }, 'the answer already says so');
+      const [row] = await messageRows(h, p.id);
+      assert.deepEqual([row.status, row.error], ['failed', 'channel_not_configured']);
+      assert.equal(await sendJobs(h, p.id), 0, 'nothing queued: there is nothing that could send it');
+      const events = await messageEvents(h, p.id);
+      assert.deepEqual(
+        events.map((e) => e.type),
+        ['payment.message.failed'],
+      );
+      assert.equal(events[0].data.message.remarks, 'channel_not_configured');
+      assert.deepEqual((await co.req({ url: `/v1/payments/${p.id}`, env: 'live' })).body.message, {
+        status: 'failed',
+        remarks: 'channel_not_configured',
+      });
+      const listed = (await co.req({ url: '/v1/payments?per_page=100', env: 'live' })).body.data.find((x: { id: string }) => x.id === p.id);
+      assert.deepEqual(listed.message, { status: 'failed', remarks: 'channel_not_configured' });
+    }
+    // The live rails are refusals, not the sandbox: a direct send is refused too.
+    await assert.rejects(h.runtime.deps.rails.live.messaging.send({ to: '+573001234567', text: 'x', reference: 'r' }), /channel_not_configured/);
+    await assert.rejects(h.runtime.deps.rails.live.email.send({ to: 'a@example.com', subject: 's', text: 't' }), /channel_not_configured/);
+    // Test keys keep the sandbox.
+    const t = await createPayment(co, { phone: '+573001234567' });
+    assert.deepEqual(t.message, { status: 'pending', remarks: null });
   });
 });
 

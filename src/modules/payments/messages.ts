@@ -7,6 +7,7 @@ import { paginate, parseListQuery } from '../../platform/lists/lists.ts';
 import { WORK_CHANNEL } from '../../platform/outbox/outbox.ts';
 import { iso, inTenant, type Tenant } from '../../platform/scope.ts';
 import {
+  CHANNEL_NOT_CONFIGURED,
   EmailError,
   formatAmount,
   formatDateTime,
@@ -79,6 +80,11 @@ export async function recordMessage(
       updated_at: now,
     },
   });
+  await notePaymentMessage(trx, scope, row.payment_id, row.status, null);
+  if (scope.deps.rails.contact(scope)[channel === 'messaging' ? 'messaging' : 'email'].provider === 'none') {
+    // Live without a channel: never simulated, failed at once (contact hours do not delay a failure).
+    return moveMessage(trx, scope.deps, scope, row, 'fail', { error: CHANNEL_NOT_CONFIGURED });
+  }
   await scope.deps.jobs.enqueue(
     trx,
     SEND_MESSAGE_JOB,
@@ -90,6 +96,22 @@ export async function recordMessage(
   if (!opts.notified) await sql`select pg_notify(${WORK_CHANNEL}, '')`.execute(trx);
   scope.notifyWorkers?.();
   return row;
+}
+
+/**
+ * What a new payment's `message` says from its first answer (and its payment.created): the link
+ * message recordMessage is about to record — pending, or failed at once where no channel could
+ * carry it in live — or nothing for the portal and manual channels.
+ */
+export function initialMessageState(
+  scope: ServiceScope,
+  payment: { channel: string; phone: string | null; email: string | null },
+): { message_status: string | null; message_remarks: string | null } {
+  const channel = payment.channel;
+  const recipient = channel === 'messaging' ? payment.phone : channel === 'email' ? payment.email : null;
+  if (!recipient) return { message_status: null, message_remarks: null };
+  const unconfigured = scope.deps.rails.contact(scope)[channel === 'messaging' ? 'messaging' : 'email'].provider === 'none';
+  return unconfigured ? { message_status: 'failed', message_remarks: CHANNEL_NOT_CONFIGURED } : { message_status: 'pending', message_remarks: null };
 }
 
 /** Minor units → the decimal text formatAmount reads exactly. */
@@ -138,7 +160,10 @@ function describeError(error: unknown): string {
 function messageSummary(row: MessageRow): Record<string, unknown> {
   const summary: Record<string, unknown> = { id: row.id, channel: row.channel, kind: row.kind, recipient: row.recipient, status: row.status };
   if (row.status === 'replied') summary.reply_text = row.reply_text;
-  if (row.status === 'failed') summary.error = row.error;
+  if (row.status === 'failed') {
+    summary.error = row.error;
+    summary.remarks = row.error;
+  }
   return summary;
 }
 
@@ -164,6 +189,8 @@ async function moveMessage(
   action: MessageAction,
   patch: MessagePatch,
 ): Promise<MessageRow> {
+  const to = MESSAGE_MACHINE.find(row.status, action)?.to;
+  if (to) await notePaymentMessage(trx, scope, row.payment_id, to, to === 'failed' ? (patch.error ?? row.error) : null);
   const { row: updated } = await applyTransition(trx, { ...scope, db: trx, deps }, MESSAGE_MACHINE, {
     table: 'payment_messages',
     row,
@@ -175,6 +202,16 @@ async function moveMessage(
     }),
   });
   return updated;
+}
+
+/** The payment shows its latest message's state (payments.message_status, migration 0044), in the message's transaction. */
+async function notePaymentMessage(trx: Transaction<DB>, scope: Tenant, paymentId: string, status: string, remarks: string | null): Promise<void> {
+  await trx
+    .updateTable('payments')
+    .set({ message_status: status, message_remarks: remarks })
+    .$call(inTenant(scope))
+    .where('id', '=', paymentId)
+    .execute();
 }
 
 /** Records what the rail said without a status change (its id, the attempts so far). */

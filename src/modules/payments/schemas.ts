@@ -149,6 +149,13 @@ export const paymentResponse = z.object({
   last_resent_at: z.string().nullable(),
   paid_at: z.string().nullable(),
   cancelled_at: z.string().nullable(),
+  message: z
+    .object({
+      status: z.enum(MESSAGE_STATUSES),
+      remarks: z.string().nullable().describe('why it failed: channel_not_configured when no channel could carry it in live'),
+    })
+    .nullable()
+    .describe('the latest message to the payer (channel messaging or email): where it stands; null before any'),
   is_test: z.boolean(),
   created_at: z.string(),
   updated_at: z.string(),

@@ -8,7 +8,7 @@ import { prefixedId } from '../../platform/ids.ts';
 import { paginate, parseListQuery } from '../../platform/lists/lists.ts';
 import { findTemplate } from '../templates/service.ts';
 import { settleIntentIn, startIntentIn } from './intents.ts';
-import { recordMessage, registerMessageHandlers } from './messages.ts';
+import { initialMessageState, recordMessage, registerMessageHandlers, type MessageRow } from './messages.ts';
 import { POLL_ATTEMPT_JOB, runAttemptPoll } from './provider-attempts.ts';
 import { PAYMENT_MACHINE, RESENDABLE, RESOLVABLE, UPDATE_REFUSED } from './lifecycle.ts';
 import { fromBasisPoints, parseMinor, toPesos } from '../../platform/money.ts';
@@ -97,8 +97,10 @@ export async function createPaymentIn(
     (errors.test_scenario ??= []).push(CONNECTOR_HANDLES_PAYMENTS);
   }
   if (Object.keys(errors).length) throw validationError(errors);
+  const cols = columns(value);
   const row = await insertPayment(trx, scope, {
-    ...columns(value),
+    ...cols,
+    ...initialMessageState(scope, cols),
     ...(billing ? { source: 'subscription', subscription_id: billing.subscriptionId, cycle: billing.cycle } : {}),
     ...(origin.source ? { source: origin.source } : {}),
     id: prefixedId('pay', now.getTime()),
@@ -289,8 +291,7 @@ async function resendIn(trx: Transaction<DB>, scope: ServiceScope, paymentId: st
     .where('id', '=', paymentId)
     .returningAll()
     .executeTakeFirstOrThrow();
-  await recordMessage(trx, scope, row, 'resend', row.template_id);
-  return row;
+  return withMessage(row, await recordMessage(trx, scope, row, 'resend', row.template_id));
 }
 
 /**
@@ -401,4 +402,9 @@ export function registerPaymentJobs(deps: AppDeps): void {
   deps.jobs.register(EXPIRE_JOB, (payload) => runExpiration(deps, payload));
   deps.jobs.register(POLL_ATTEMPT_JOB, (payload) => runAttemptPoll(deps, payload));
   registerMessageHandlers(deps);
+}
+
+/** The payment as it stands once its message was recorded (recordMessage wrote payments.message_*). */
+function withMessage(row: PaymentRow, message: MessageRow | null): PaymentRow {
+  return message ? { ...row, message_status: message.status, message_remarks: message.status === 'failed' ? message.error : null } : row;
 }

@@ -81,6 +81,9 @@ export interface PaymentsTable {
   cancelled_at: Timestamp | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** The latest message's status and why it failed (migration 0044); null before any message. */
+  message_status: ColumnType<string | null, string | null | undefined, string | null>;
+  message_remarks: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface PaymentIntentsTable {

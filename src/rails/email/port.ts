@@ -3,7 +3,8 @@
  * Never call it inside a database transaction: record the message first, commit, then send.
  */
 export interface EmailPort {
-  readonly provider: 'smtp' | 'sandbox';
+  /** `none`: live without SMTP_URL: every send is refused (channel_not_configured). */
+  readonly provider: 'smtp' | 'sandbox' | 'none';
   send(message: EmailMessage): Promise<EmailSendResult>;
   /** Closes connections (SMTP) and waits for sends under way. */
   close(): Promise<void>;

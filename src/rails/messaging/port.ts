@@ -6,7 +6,8 @@
  * message first, commit, then send (docs/rails.md).
  */
 export interface MessagingPort {
-  readonly provider: 'sandbox' | 'http';
+  /** `none`: live without a gateway or connector: every send is refused (channel_not_configured). */
+  readonly provider: 'sandbox' | 'http' | 'whatsapp' | 'none';
   send(message: OutboundMessage): Promise<SendResult>;
   /** Registers a listener for delivery outcomes; returns a function that removes it. */
   onStatus(listener: StatusListener): () => void;
@@ -61,7 +62,7 @@ export interface CallbackResult {
   body: { ok: true } | { error: string };
 }
 
-export type MessagingErrorCode = 'invalid_request' | 'timeout' | 'network' | 'rejected' | 'provider_error';
+export type MessagingErrorCode = 'invalid_request' | 'timeout' | 'network' | 'rejected' | 'provider_error' | 'not_configured';
 
 /**
  * A send that did not end in `queued`. `retryable`: sending again (with the same `reference`) may
