@@ -85,11 +85,16 @@ describe('recaudo keys list, trigger, listen and secrets from files', () => {
     assert.equal(await works(rotated), 200);
     const revoked = cli('keys', 'revoke', '--company', company.company.id, '--key', key.id, '--json');
     assert.equal(revoked.code, 0, revoked.stderr);
-    assert.equal(
-      await works(key.key),
-      404,
-      'an invalid key (SPEC: 404 record_not_found), at once: the server that revoked it forgets its cached keys',
-    );
+    // An invalid key is SPEC's 404 record_not_found. Through the control socket (embedded engine)
+    // the server forgets its cached keys at once; with PostgreSQL the CLI writes the database
+    // itself and the server's key cache (5 s) lets it go.
+    const deadline = Date.now() + 7_000;
+    let status = await works(key.key);
+    while (status !== 404 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 250));
+      status = await works(key.key);
+    }
+    assert.equal(status, 404);
     assert.equal(cli('keys', 'revoke', '--company', company.company.id, '--key', key.id).code, 2, 'already revoked');
     assert.equal(cli('keys', 'create', '--company', company.company.id, '--env', 'prod').code, 2);
   });
