@@ -188,7 +188,13 @@ async function start(
   env: Record<string, string>,
   knownKey?: string,
 ): Promise<{ runtime: Runtime; request: (opts: any) => Promise<any>; key: string; close: () => Promise<void> }> {
-  const config = loadConfig({ LOG_LEVEL: 'silent', PUBLIC_BASE_URL: 'http://recaudo.test', RATE_LIMIT_TEST: '100000', ALLOW_PRIVATE_WEBHOOKS: 'true', ...env });
+  const config = loadConfig({
+    LOG_LEVEL: 'silent',
+    PUBLIC_BASE_URL: 'http://recaudo.test',
+    RATE_LIMIT_TEST: '100000',
+    ALLOW_PRIVATE_WEBHOOKS: 'true',
+    ...env,
+  });
   const runtime = await createRuntime(config, { role: 'server', logger: pino({ level: 'silent' }) });
   const { app } = await createHttpApp(runtime);
   const key = knownKey ?? (await createCompany(runtime.deps.database.db, { name: 'Rotación SAS' }, new Date())).keys.test;
