@@ -72,6 +72,8 @@ export interface Config {
   production: boolean;
   /** Wompi's base URLs (WOMPI_SANDBOX_URL, WOMPI_PRODUCTION_URL): the documented ones unless an operator points them at a proxy or a fake. */
   wompiUrls: { sandbox: string; production: string };
+  /** WhatsApp Business Cloud API (Meta's Graph API): its base URL and the pinned version (WHATSAPP_GRAPH_URL, WHATSAPP_GRAPH_VERSION). */
+  whatsappGraph: { url: string; version: string; timeoutMs: number };
   /** Wompi's Third-Party Payments API (the payout rail), a host apart. */
   wompiPayoutsUrls: { sandbox: string; production: string };
   /**
@@ -258,6 +260,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretsKey: parseKey(env.SECRETS_KEY, 'SECRETS_KEY'),
     secretsKeyPrevious: parseKey(env.SECRETS_KEY_PREVIOUS, 'SECRETS_KEY_PREVIOUS'),
     production: env.NODE_ENV === 'production',
+    whatsappGraph: {
+      url: env.WHATSAPP_GRAPH_URL || 'https://graph.facebook.com',
+      version: (() => {
+        const v = env.WHATSAPP_GRAPH_VERSION || 'v23.0';
+        if (!/^v\d{1,3}\.\d{1,2}$/.test(v)) throw new Error(`WHATSAPP_GRAPH_VERSION must look like v23.0, got "${v}"`);
+        return v;
+      })(),
+      timeoutMs: int(env, 'WHATSAPP_TIMEOUT_MS', 10_000, 1),
+    },
     wompiUrls: {
       sandbox: env.WOMPI_SANDBOX_URL || 'https://sandbox.wompi.co/v1',
       production: env.WOMPI_PRODUCTION_URL || 'https://production.wompi.co/v1',

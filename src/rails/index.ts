@@ -100,6 +100,16 @@ export interface Rails {
    */
   contact(scope: RailScope): RailSet;
   /**
+   * `contact`, after the registered source (the connectors module) has installed or removed the
+   * company's own rails from its stored settings (its WhatsApp connector). Pass the caller's
+   * transaction in `scope.db` when it holds one.
+   */
+  contactFor(scope: RailScope & { db?: unknown }): Promise<RailSet>;
+  /** Registers what `contactFor` asks first (one source per process). */
+  setContactSource(source: (scope: RailScope & { db?: unknown }) => Promise<void>): void;
+  /** Whether this company's environment has its own messaging rail installed now. */
+  hasOwnMessaging(scope: RailScope): boolean;
+  /**
    * Gives one company's environment its own contact rails (only the ports given replace the
    * environment's); their status reports reach onMessageStatus too. Returns the uninstaller.
    */
@@ -221,6 +231,7 @@ export function createRails(
   const companyContact = new Map<string, RailSet>();
   const hookedMessaging = new Map<MessagingPort, RailEnvironment>();
   const statusListeners: MessageStatusListener[] = [];
+  let contactSource: ((scope: RailScope & { db?: unknown }) => Promise<void>) | null = null;
   const taxAuthority = createTaxAuthorities({
     clock: opts.clock ?? systemClock,
     sandboxDelayMs: config.sandboxStampDelayMs,
@@ -238,6 +249,14 @@ export function createRails(
       return scope.environment === 'test' || (await connectors.find(scope, rail)) !== null;
     },
     contact: (scope) => companyContact.get(contactKey(scope)) ?? (scope.environment === 'live' ? live : test),
+    async contactFor(scope) {
+      if (contactSource) await contactSource(scope);
+      return companyContact.get(contactKey(scope)) ?? (scope.environment === 'live' ? live : test);
+    },
+    setContactSource(source) {
+      contactSource = source;
+    },
+    hasOwnMessaging: (scope) => companyContact.has(contactKey(scope)),
     installContact(scope, set) {
       const key = contactKey(scope);
       const installed: RailSet = { ...(scope.environment === 'live' ? live : test), ...set };

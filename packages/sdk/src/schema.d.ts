@@ -1725,6 +1725,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/connectors/whatsapp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The environment's WhatsApp connector (secrets as a summary) */
+        get: operations["getConnectorWhatsapp"];
+        /**
+         * Connect a WhatsApp Business number (Cloud API) for this environment
+         * @description Fields not sent keep their value; the first PUT needs phone_number_id and the three secrets, which are write-only and sealed. Set events_url as the callback URL in Meta’s webhook settings with the same verify_token. Live messages then go out as the approved templates; test keys stay on the sandbox.
+         */
+        put: operations["updateConnectorWhatsapp"];
+        post?: never;
+        /**
+         * Disconnect the WhatsApp number of this environment
+         * @description Live messages by phone are refused again (channel_not_configured) unless a gateway is configured.
+         */
+        delete: operations["deleteConnectorWhatsapp"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/connectors/{name}": {
         parameters: {
             query?: never;
@@ -14076,6 +14101,160 @@ export interface operations {
                 content: {
                     "application/json": string;
                 };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getConnectorWhatsapp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        name: "whatsapp";
+                        /** @enum {string} */
+                        environment: "test" | "live";
+                        phone_number_id: string;
+                        access_token: {
+                            set: boolean;
+                            last4: string | null;
+                        };
+                        app_secret: {
+                            set: boolean;
+                            last4: string | null;
+                        };
+                        verify_token: {
+                            set: boolean;
+                            last4: string | null;
+                        };
+                        templates: {
+                            [key: string]: string | null;
+                        };
+                        language: string;
+                        /** @description true in live: messages go out through it; test messages stay on the sandbox (Meta has no sandbox) */
+                        sends: boolean;
+                        /** @description the callback URL to set in Meta’s webhook settings (subscribe to the messages field) */
+                        events_url: string;
+                        created_at: string;
+                        updated_at: string;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    updateConnectorWhatsapp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    phone_number_id?: string;
+                    /** @description a system user access token with whatsapp_business_messaging; write-only */
+                    access_token?: string;
+                    /** @description the Meta app's secret: checks X-Hub-Signature-256 of every notification; write-only */
+                    app_secret?: string;
+                    /** @description a token of your choosing, typed in Meta’s webhook settings: answers its verification; write-only */
+                    verify_token?: string;
+                    /** @description the approved template of each purpose (docs/whatsapp.md "Templates"); null removes one */
+                    templates?: {
+                        payment_link?: string | null;
+                        reminder?: string | null;
+                        receipt?: string | null;
+                        login_code?: string | null;
+                    };
+                    /** @description the language the templates were approved in (default es) */
+                    language?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        name: "whatsapp";
+                        /** @enum {string} */
+                        environment: "test" | "live";
+                        phone_number_id: string;
+                        access_token: {
+                            set: boolean;
+                            last4: string | null;
+                        };
+                        app_secret: {
+                            set: boolean;
+                            last4: string | null;
+                        };
+                        verify_token: {
+                            set: boolean;
+                            last4: string | null;
+                        };
+                        templates: {
+                            [key: string]: string | null;
+                        };
+                        language: string;
+                        /** @description true in live: messages go out through it; test messages stay on the sandbox (Meta has no sandbox) */
+                        sends: boolean;
+                        /** @description the callback URL to set in Meta’s webhook settings (subscribe to the messages field) */
+                        events_url: string;
+                        created_at: string;
+                        updated_at: string;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    deleteConnectorWhatsapp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];

@@ -9,10 +9,13 @@ import { receiveWompiPayoutEvent } from './payout-events.ts';
 import { connectorHealth } from './health.ts';
 import { connectorHealthResponse, connectorParams, connectorResponse, eventAck, putConnectorBody } from './schemas.ts';
 import { deleteConnector, getConnector, putConnector } from './settings.ts';
+import { whatsappRoutes } from './whatsapp.ts';
 
 const tags = ['Connectors'];
 
 export function connectorRoutes(app: FastifyInstance, deps: AppDeps): void {
+  // Before /connectors/:name (a static path wins anyway): WhatsApp's settings and webhook.
+  whatsappRoutes(app, deps);
   const r = app.withTypeProvider<ZodTypeProvider>();
 
   r.get('/connectors/:name', {

@@ -47,7 +47,26 @@ declare module '../../platform/db/schema.ts' {
   interface DB {
     connector_settings: ConnectorSettingsTable;
     connector_events: ConnectorEventsTable;
+    whatsapp_connectors: WhatsAppConnectorsTable;
   }
+}
+
+/** A company's WhatsApp Business connector per environment (migrations/0045_whatsapp_connector.sql). */
+export interface WhatsAppConnectorsTable {
+  company_id: string;
+  environment: Environment;
+  phone_number_id: string;
+  access_token_sealed: string;
+  app_secret_sealed: string;
+  verify_token_sealed: string;
+  /** JSON: the last four characters of each secret, for the summary. */
+  secret_hints: ColumnType<string, string | undefined, string>;
+  /** JSON: template name by purpose (payment_link, reminder, receipt, login_code). */
+  templates: ColumnType<string, string | undefined, string>;
+  language: ColumnType<string, string | undefined, string>;
+  events_token: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
 }
 
 /** The provider's keys and secrets: sealed at rest (src/platform/secrets.ts; docs/operations.md "Secrets at rest"). */
@@ -64,4 +83,5 @@ export const SEALED_COLUMNS: SealedColumns[] = [
       'payouts_events_secret_sealed',
     ],
   },
+  { table: 'whatsapp_connectors', key: ['company_id', 'environment'], columns: ['access_token_sealed', 'app_secret_sealed', 'verify_token_sealed'] },
 ];

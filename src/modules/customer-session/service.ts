@@ -150,9 +150,13 @@ export async function requestLoginCode(ctx: RequestContext, phone: string, ip: s
     // On the request's executor: the embedded engine's one session is the request's transaction.
     const company = await ctx.db.selectFrom('companies').select('name').where('id', '=', ctx.companyId).executeTakeFirst();
     try {
-      await ctx.deps.rails.contact(ctx).messaging.send({
+      await (
+        await ctx.deps.rails.contactFor(ctx)
+      ).messaging.send({
         to: phone,
         text: `${company?.name ?? 'Recaudo'}: tu código de acceso es ${sent.code}. Vence en 1 hora. No lo compartas.`,
+        purpose: 'login_code',
+        params: [sent.code],
         reference: sent.id,
       });
     } catch (error) {

@@ -81,7 +81,7 @@ export async function recordMessage(
     },
   });
   await notePaymentMessage(trx, scope, row.payment_id, row.status, null);
-  if (scope.deps.rails.contact(scope)[channel === 'messaging' ? 'messaging' : 'email'].provider === 'none') {
+  if ((await scope.deps.rails.contactFor({ ...scope, db: trx }))[channel === 'messaging' ? 'messaging' : 'email'].provider === 'none') {
     // Live without a channel: never simulated, failed at once (contact hours do not delay a failure).
     return moveMessage(trx, scope.deps, scope, row, 'fail', { error: CHANNEL_NOT_CONFIGURED });
   }
@@ -103,14 +103,15 @@ export async function recordMessage(
  * message recordMessage is about to record — pending, or failed at once where no channel could
  * carry it in live — or nothing for the portal and manual channels.
  */
-export function initialMessageState(
+export async function initialMessageState(
   scope: ServiceScope,
   payment: { channel: string; phone: string | null; email: string | null },
-): { message_status: string | null; message_remarks: string | null } {
+): Promise<{ message_status: string | null; message_remarks: string | null }> {
   const channel = payment.channel;
   const recipient = channel === 'messaging' ? payment.phone : channel === 'email' ? payment.email : null;
   if (!recipient) return { message_status: null, message_remarks: null };
-  const unconfigured = scope.deps.rails.contact(scope)[channel === 'messaging' ? 'messaging' : 'email'].provider === 'none';
+  const rails = await scope.deps.rails.contactFor(scope);
+  const unconfigured = rails[channel === 'messaging' ? 'messaging' : 'email'].provider === 'none';
   return unconfigured ? { message_status: 'failed', message_remarks: CHANNEL_NOT_CONFIGURED } : { message_status: 'pending', message_remarks: null };
 }
 
@@ -278,7 +279,7 @@ export async function runSendMessage(deps: AppDeps, payload: Record<string, unkn
     });
   }
 
-  const rails = deps.rails.contact(scope);
+  const rails = await deps.rails.contactFor(scope);
   let providerMessageId: string;
   try {
     if (message.channel === 'messaging') {
@@ -287,6 +288,8 @@ export async function runSendMessage(deps: AppDeps, payload: Record<string, unkn
         to: message.recipient,
         text: texts.sms,
         ...(template ? { template: template.name, variables: templateVariables(template, payment, company.name, link, amount) } : {}),
+        // A template-only provider (WhatsApp): the link's template and its values in order (docs/whatsapp.md).
+        ...(message.kind !== 'cancellation' ? { purpose: 'payment_link' as const, params: [company.name, payment.title, amount ?? '', link] } : {}),
         reference: message.id,
       });
       providerMessageId = sent.providerMessageId;
@@ -302,6 +305,16 @@ export async function runSendMessage(deps: AppDeps, payload: Record<string, unkn
       providerMessageId = sent.messageId;
     }
   } catch (error) {
+    if (error instanceof MessagingError && error.outcomeUnknown && !error.retryable) {
+      // The provider may have sent it and cannot be asked to deduplicate (WhatsApp): never sent again.
+      // Handed over without its id; the provider's report (it echoes our reference) settles it.
+      await db.transaction().execute(async (trx) => {
+        const row = await lockMessage(trx, scope, id);
+        if (row?.status === 'pending')
+          await moveMessage(trx, deps, scope, row, 'hand_over', { attempts: job.attempts, error: `outcome unknown: ${describeError(error)}` });
+      });
+      return;
+    }
     const known = error instanceof MessagingError || error instanceof EmailError;
     // Anything that is not a rail's answer (a bug, the rail closing at shutdown) is retried too.
     const retryable = known ? error.retryable : true;

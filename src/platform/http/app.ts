@@ -160,8 +160,10 @@ export async function buildApp(deps: AppDeps, modules: ModuleRegistrar[]): Promi
   // A POST with an empty body is an empty JSON object (refund, cancel, activate...).
   // JSON only: any other content type is 415 unsupported_media_type.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     const text = body as string;
+    // The exact text, for the few routes that check a signature over the bytes (WhatsApp's webhook).
+    (req as FastifyRequest & { rawBody?: string }).rawBody = text;
     if (text.trim() === '') return done(null, {});
     // PostgreSQL text cannot hold NUL; refuse it here rather than fail deep in a query.
     if (text.includes('\\u0000') || text.includes('\u0000')) {

@@ -30,6 +30,12 @@ export interface OutboundMessage {
   template?: string;
   variables?: Record<string, string>;
   /**
+   * What the message is for, and its values in the order of that purpose's template (docs/whatsapp.md
+   * "Templates"): a provider that sends only pre-approved templates (WhatsApp) needs both.
+   */
+  purpose?: 'payment_link' | 'reminder' | 'receipt' | 'login_code';
+  params?: string[];
+  /**
    * The caller's stable id for this message (e.g. the id of the row that recorded it before
    * sending). Sent as the idempotency key, and echoed back with every status of the message.
    */
