@@ -62,6 +62,7 @@ export {
 export {
   paymentLinkMessage,
   paymentCancelledMessage,
+  paymentReceiptMessage,
   formatAmount,
   formatDateTime,
   escapeHtml,

@@ -201,3 +201,58 @@ ${rows.map(([k, v]) => `<tr><td style="padding:4px 16px 4px 0;color:#52606d;">${
   );
   return { sms, email: { subject, text, html } };
 }
+
+export interface PaymentReceiptMessageInput {
+  companyName: string;
+  title: string;
+  /** The amount paid, as the payer reads it. */
+  amountText: string;
+  /** How it was paid, in the payer's words (Tarjeta, PSE, Nequi…). */
+  methodText: string;
+  /** When, in Bogotá time. */
+  paidAt: Date;
+  reference: string;
+}
+
+/** The receipt a payer gets once a payment is paid: who, what, how much, how, when, which reference. */
+export function paymentReceiptMessage(input: PaymentReceiptMessageInput): PaymentLinkMessage {
+  const company = line(input.companyName, 80);
+  const title = line(input.title, 255);
+  const amount = line(input.amountText, 40);
+  const method = line(input.methodText, 40);
+  const when = formatDateTime(input.paidAt);
+  const reference = line(input.reference, 80);
+  const sms = `${company} recibió su pago de ${line(input.title, 60)} por ${amount} (${method}), el ${when}. Referencia: ${reference}.`;
+  const subject = `${company}: recibo de su pago`;
+  const rows: [string, string][] = [
+    ['Concepto', title],
+    ['Valor', amount],
+    ['Medio de pago', method],
+    ['Fecha', when],
+    ['Referencia', reference],
+  ];
+  const text = [
+    'Hola:',
+    '',
+    `${company} recibió su pago:`,
+    '',
+    ...rows.map(([k, v]) => `${k}: ${v}`),
+    '',
+    'Guarde este mensaje como comprobante.',
+    '',
+    `Enviado por Recaudo en nombre de ${company}.`,
+    '',
+  ].join('\n');
+  const h = escapeHtml;
+  const html = emailLayout(
+    subject,
+    company,
+    `<p style="margin:0 0 16px;font-size:16px;"><strong>${h(company)}</strong> recibió su pago:</p>
+<table role="presentation" cellpadding="0" cellspacing="0" style="margin:0 0 24px;font-size:16px;">
+${rows.map(([k, v]) => `<tr><td style="padding:4px 16px 4px 0;color:#52606d;">${h(k)}</td><td style="padding:4px 0;">${h(v)}</td></tr>`).join('\n')}
+</table>
+<p style="margin:0 0 16px;font-size:14px;color:#52606d;">Guarde este mensaje como comprobante.</p>
+`,
+  );
+  return { sms, email: { subject, text, html } };
+}

@@ -4060,6 +4060,7 @@ export interface components {
          *       "last_resent_at": null,
          *       "paid_at": null,
          *       "cancelled_at": null,
+         *       "receipts": true,
          *       "message": {
          *         "status": "delivered",
          *         "remarks": null
@@ -4137,6 +4138,8 @@ export interface components {
             last_resent_at: string | null;
             paid_at: string | null;
             cancelled_at: string | null;
+            /** @description whether the payer gets a receipt once it is paid */
+            receipts: boolean;
             /** @description the latest message to the payer (channel messaging or email): where it stands; null before any */
             message: {
                 /** @enum {string} */
@@ -4178,10 +4181,10 @@ export interface components {
             /** @enum {string} */
             channel: "messaging" | "email";
             /**
-             * @description link (at create), resend, or cancellation (DELETE with notify)
+             * @description link (at create), resend, cancellation (DELETE with notify), or receipt (once paid)
              * @enum {string}
              */
-            kind: "link" | "resend" | "cancellation";
+            kind: "link" | "resend" | "cancellation" | "receipt";
             /** @description the phone (E.164) or e-mail address it went to */
             recipient: string;
             template_id: string | null;
@@ -5738,6 +5741,7 @@ export interface components {
          *         "last_resent_at": null,
          *         "paid_at": null,
          *         "cancelled_at": null,
+         *         "receipts": true,
          *         "message": {
          *           "status": "delivered",
          *           "remarks": null
@@ -5836,6 +5840,8 @@ export interface components {
                 last_resent_at: string | null;
                 paid_at: string | null;
                 cancelled_at: string | null;
+                /** @description whether the payer gets a receipt once it is paid */
+                receipts: boolean;
                 /** @description the latest message to the payer (channel messaging or email): where it stands; null before any */
                 message: {
                     /** @enum {string} */
@@ -5910,6 +5916,7 @@ export interface components {
          *         "last_resent_at": null,
          *         "paid_at": null,
          *         "cancelled_at": null,
+         *         "receipts": true,
          *         "message": {
          *           "id": "msg_01jnbq3t8v0x2z4b6d8f0h2k4m",
          *           "channel": "messaging",
@@ -6000,13 +6007,15 @@ export interface components {
                 last_resent_at: string | null;
                 paid_at: string | null;
                 cancelled_at: string | null;
+                /** @description whether the payer gets a receipt once it is paid */
+                receipts: boolean;
                 message: {
                     /** @description msg_… */
                     id: string;
                     /** @enum {string} */
                     channel: "messaging" | "email";
                     /** @enum {string} */
-                    kind: "link" | "resend" | "cancellation";
+                    kind: "link" | "resend" | "cancellation" | "receipt";
                     recipient: string;
                     /** @enum {string} */
                     status: "pending" | "sent" | "delivered" | "failed" | "replied";
@@ -7079,6 +7088,7 @@ export interface components {
          *           "last_resent_at": null,
          *           "paid_at": null,
          *           "cancelled_at": null,
+         *           "receipts": true,
          *           "message": {
          *             "status": "delivered",
          *             "remarks": null
@@ -9825,6 +9835,8 @@ export interface operations {
                     }[]) | null;
                     /** @description test keys only: approved, pending, INSUFFICIENT_FUNDS, RISK_CONTROL, CARD_EXPIRED, TRANSACTION_REJECTED */
                     test_scenario?: string | null;
+                    /** @description false: no receipt to the payer once paid (default true: a receipt by the payment’s channel, docs/payments.md "Receipts") */
+                    receipts?: (boolean | ("true" | "false")) | null;
                 };
             };
         };
@@ -16199,6 +16211,7 @@ export interface operations {
                  *         "last_resent_at": null,
                  *         "paid_at": null,
                  *         "cancelled_at": null,
+                 *         "receipts": true,
                  *         "message": {
                  *           "status": "delivered",
                  *           "remarks": null
@@ -16289,6 +16302,7 @@ export interface operations {
                  *         "last_resent_at": null,
                  *         "paid_at": "2026-03-02T15:10:00.000Z",
                  *         "cancelled_at": null,
+                 *         "receipts": true,
                  *         "message": {
                  *           "status": "delivered",
                  *           "remarks": null
@@ -16596,6 +16610,7 @@ export interface operations {
                  *         "last_resent_at": null,
                  *         "paid_at": null,
                  *         "cancelled_at": null,
+                 *         "receipts": true,
                  *         "message": {
                  *           "id": "msg_01jnbq3t8v0x2z4b6d8f0h2k4m",
                  *           "channel": "messaging",
@@ -16751,6 +16766,7 @@ export interface operations {
                  *         "last_resent_at": null,
                  *         "paid_at": null,
                  *         "cancelled_at": "2026-03-02T15:10:00.000Z",
+                 *         "receipts": true,
                  *         "message": {
                  *           "status": "delivered",
                  *           "remarks": null

@@ -185,6 +185,7 @@ export const paymentExample = {
   last_resent_at: null,
   paid_at: null,
   cancelled_at: null,
+  receipts: true,
   message: { status: 'delivered', remarks: null },
   is_test: true,
   created_at: AT,

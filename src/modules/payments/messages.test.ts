@@ -338,6 +338,32 @@ describe('payments: delivery by the messaging and e-mail sandboxes', () => {
     assert.ok(!m.text.includes(byMail.payment_link), 'no link to pay in a cancellation');
   });
 
+  test('receipts: once paid the payer gets a receipt by the payment’s channel (who, what, how much, how, when, reference); receipts false sends none', async () => {
+    const p = await createPayment(co, { phone: '+573004440001', reference: 'FV-7001' });
+    assert.equal(p.receipts, true);
+    await runSends(h, [p.id]);
+    const paid = await co.req({ url: `/v1/payments/${p.id}/resolve`, body: { action: 'approve' } });
+    assert.equal(paid.status, 200, paid.raw);
+    const receipt = (await messageRows(h, p.id)).find((m) => m.kind === 'receipt');
+    assert.ok(receipt, 'recorded with the payment');
+    await runSends(h, [p.id]);
+    const [sent] = sentTo(receipt.id);
+    assert.ok(sent, 'sent by the messaging rail');
+    assert.match(sent.text, /^Panadería La Espiga SAS recibió su pago de .+ por \$ 150\.000 \(.+\), el .+\. Referencia: FV-7001\.$/);
+    assert.equal((await messageRows(h, p.id)).find((m) => m.kind === 'receipt')!.status, 'delivered');
+    const byMail = await createPayment(co, { email: 'recibos@example.com', reference: 'FV-7002' });
+    await co.req({ url: `/v1/payments/${byMail.id}/resolve`, body: { action: 'approve' } });
+    await runSends(h, [byMail.id]);
+    const mailed = mail().sent.find((m) => m.subject === 'Panadería La Espiga SAS: recibo de su pago' && m.text.includes('FV-7002'));
+    assert.ok(mailed, 'an e-mail receipt');
+    assert.match(mailed.text, /Medio de pago: /);
+
+    const quiet = await createPayment(co, { phone: '+573004440002', receipts: false });
+    assert.equal(quiet.receipts, false);
+    await co.req({ url: `/v1/payments/${quiet.id}/resolve`, body: { action: 'approve' } });
+    assert.equal((await messageRows(h, quiet.id)).filter((m) => m.kind === 'receipt').length, 0);
+  });
+
   test('reference (portal) and manual channels send nothing, for create, resend or cancel with notify', async () => {
     const portal = await createPayment(co, { reference: 'FV-3001' });
     const manual = await createPayment(co, {});

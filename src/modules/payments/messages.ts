@@ -14,6 +14,7 @@ import {
   MessagingError,
   paymentCancelledMessage,
   paymentLinkMessage,
+  paymentReceiptMessage,
   reportMove,
   type MessageStatus,
   type PaymentLinkMessage,
@@ -58,8 +59,9 @@ export async function recordMessage(
   const recipient = channel === 'messaging' ? payment.phone : payment.email;
   if (!recipient) return null;
   const now = scope.deps.clock.now();
-  // A subscription's cycle link is collection contact: only within the lawful hours (Ley 2300).
-  const sendAt = payment.source === 'subscription' ? nextContactWindow(now) : now;
+  // A subscription's cycle link is collection contact: only within the lawful hours (Ley 2300). A
+  // receipt is not collection: it goes at once.
+  const sendAt = payment.source === 'subscription' && kind !== 'receipt' ? nextContactWindow(now) : now;
   const held = sendAt.getTime() > now.getTime();
   const row = await insertWithTransition<MessageRow>(trx, scope, MESSAGE_MACHINE, {
     table: 'payment_messages',
@@ -113,6 +115,28 @@ export async function initialMessageState(
   const rails = await scope.deps.rails.contactFor(scope);
   const unconfigured = rails[channel === 'messaging' ? 'messaging' : 'email'].provider === 'none';
   return unconfigured ? { message_status: 'failed', message_remarks: CHANNEL_NOT_CONFIGURED } : { message_status: 'pending', message_remarks: null };
+}
+
+/** How the payment was paid, in the payer's words: the method of its approved attempt. */
+async function paidMethod(db: Executor, scope: Tenant, paymentId: string): Promise<string> {
+  const intent = await db
+    .selectFrom('payment_intents')
+    .select('method')
+    .$call(inTenant(scope))
+    .where('payment_id', '=', paymentId)
+    .where('status', '=', 'approved')
+    .orderBy('created_at', 'desc')
+    .executeTakeFirst();
+  const names: Record<string, string> = {
+    card: 'Tarjeta',
+    pse: 'PSE',
+    walleta: 'Billetera',
+    walletb: 'Billetera',
+    rtkey: 'Llave Bre-B',
+    banklink: 'Transferencia',
+    wallet: 'Saldo',
+  };
+  return intent ? (names[intent.method] ?? intent.method) : 'Pago en línea';
 }
 
 /** Minor units → the decimal text formatAmount reads exactly. */
@@ -256,7 +280,7 @@ export async function runSendMessage(deps: AppDeps, payload: Record<string, unkn
   const message = await db.selectFrom('payment_messages').selectAll().$call(inTenant(scope)).where('id', '=', id).executeTakeFirst();
   if (!message || message.status !== 'pending') return; // already handed over (or reported)
   const payment = await loadPaymentRow(db, scope, message.payment_id);
-  if (message.kind !== 'cancellation' && !RESENDABLE.includes(payment.status)) {
+  if (message.kind !== 'cancellation' && message.kind !== 'receipt' && !RESENDABLE.includes(payment.status)) {
     // Cancelled, paid or expired before the job ran: a link to pay would mislead the payer.
     await failMessage(deps, scope, id, `not sent: the payment is ${payment.status}`, job.attempts - 1);
     return;
@@ -265,9 +289,23 @@ export async function runSendMessage(deps: AppDeps, payload: Record<string, unkn
   const link = paymentLink(deps.config.baseUrl, payment.id);
   let texts: PaymentLinkMessage;
   let amount: string | undefined;
+  let params: string[] | undefined;
   if (message.kind === 'cancellation') {
     amount = amountText(payment, false);
     texts = paymentCancelledMessage({ companyName: company.name, title: payment.title, amountText: amount });
+  } else if (message.kind === 'receipt') {
+    amount = payment.amount_paid > 0n ? formatAmount(decimal(payment.amount_paid), payment.currency) : (amountText(payment, false) ?? '');
+    const method = await paidMethod(db, scope, payment.id);
+    const reference = payment.reference ?? payment.id;
+    texts = paymentReceiptMessage({
+      companyName: company.name,
+      title: payment.title,
+      amountText: amount,
+      methodText: method,
+      paidAt: payment.paid_at ? new Date(payment.paid_at) : deps.clock.now(),
+      reference,
+    });
+    params = [company.name, payment.title, amount, reference];
   } else {
     amount = amountText(payment, true);
     texts = paymentLinkMessage({
@@ -289,7 +327,11 @@ export async function runSendMessage(deps: AppDeps, payload: Record<string, unkn
         text: texts.sms,
         ...(template ? { template: template.name, variables: templateVariables(template, payment, company.name, link, amount) } : {}),
         // A template-only provider (WhatsApp): the link's template and its values in order (docs/whatsapp.md).
-        ...(message.kind !== 'cancellation' ? { purpose: 'payment_link' as const, params: [company.name, payment.title, amount ?? '', link] } : {}),
+        ...(message.kind === 'receipt'
+          ? { purpose: 'receipt' as const, params }
+          : message.kind !== 'cancellation'
+            ? { purpose: 'payment_link' as const, params: [company.name, payment.title, amount ?? '', link] }
+            : {}),
         reference: message.id,
       });
       providerMessageId = sent.providerMessageId;

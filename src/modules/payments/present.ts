@@ -60,6 +60,7 @@ export function toPaymentResponse(row: Selectable<PaymentsTable>, baseUrl: strin
     last_resent_at: row.last_resent_at ? iso(row.last_resent_at) : null,
     paid_at: row.paid_at ? iso(row.paid_at) : null,
     cancelled_at: row.cancelled_at ? iso(row.cancelled_at) : null,
+    receipts: row.receipts ?? true,
     message: row.message_status ? { status: row.message_status as PaymentMessageStatus, remarks: row.message_remarks ?? null } : null,
     is_test: row.environment === 'test',
     created_at: iso(row.created_at),

@@ -73,7 +73,12 @@ const fields = {
     .describe(`test keys only: ${PAYMENT_TEST_SCENARIOS.join(', ')}`),
 };
 
-export const createPaymentBody = z.object(fields);
+export const createPaymentBody = z.object({
+  ...fields,
+  receipts: looseBoolean
+    .nullish()
+    .describe('false: no receipt to the payer once paid (default true: a receipt by the payment’s channel, docs/payments.md "Receipts")'),
+});
 export const updatePaymentBody = z.object({
   ...fields,
   title: fields.title.nullish(),
@@ -149,6 +154,7 @@ export const paymentResponse = z.object({
   last_resent_at: z.string().nullable(),
   paid_at: z.string().nullable(),
   cancelled_at: z.string().nullable(),
+  receipts: z.boolean().describe('whether the payer gets a receipt once it is paid'),
   message: z
     .object({
       status: z.enum(MESSAGE_STATUSES),
@@ -201,7 +207,7 @@ export const messageResponse = z.object({
   id: z.string().describe('msg_… (also the reference the provider echoes)'),
   payment_id: z.string(),
   channel: z.enum(MESSAGE_CHANNELS),
-  kind: z.enum(MESSAGE_KINDS).describe('link (at create), resend, or cancellation (DELETE with notify)'),
+  kind: z.enum(MESSAGE_KINDS).describe('link (at create), resend, cancellation (DELETE with notify), or receipt (once paid)'),
   recipient: z.string().describe('the phone (E.164) or e-mail address it went to'),
   template_id: z.string().nullable(),
   status: z.enum(MESSAGE_STATUSES).describe('pending (recorded, not yet handed over), sent, delivered, failed, replied'),

@@ -100,6 +100,7 @@ export async function createPaymentIn(
   const cols = columns(value);
   const row = await insertPayment(trx, scope, {
     ...cols,
+    receipts: (body as { receipts?: boolean | null }).receipts ?? true,
     ...(await initialMessageState({ ...scope, db: trx }, cols)),
     ...(billing ? { source: 'subscription', subscription_id: billing.subscriptionId, cycle: billing.cycle } : {}),
     ...(origin.source ? { source: origin.source } : {}),

@@ -83,6 +83,8 @@ export interface PaymentsTable {
   updated_at: Timestamp;
   /** The latest message's status and why it failed (migration 0044); null before any message. */
   message_status: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Whether the payer gets a receipt once paid (migration 0046; `receipts: false` at create). */
+  receipts: ColumnType<boolean, boolean | undefined, boolean>;
   message_remarks: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
@@ -114,7 +116,7 @@ export interface PaymentIntentsTable {
 
 export const MESSAGE_CHANNELS = ['messaging', 'email'] as const;
 export type MessageChannel = (typeof MESSAGE_CHANNELS)[number];
-export const MESSAGE_KINDS = ['link', 'resend', 'cancellation'] as const;
+export const MESSAGE_KINDS = ['link', 'resend', 'cancellation', 'receipt'] as const;
 export type MessageKind = (typeof MESSAGE_KINDS)[number];
 export const MESSAGE_STATUSES = ['pending', 'sent', 'delivered', 'failed', 'replied'] as const;
 export type PaymentMessageStatus = (typeof MESSAGE_STATUSES)[number];

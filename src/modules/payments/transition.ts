@@ -5,6 +5,7 @@ import type { DB } from '../../platform/db/schema.ts';
 import { ApiError, validationError } from '../../platform/errors/api-error.ts';
 import { applyTransition, insertWithTransition } from '../../platform/state-machine.ts';
 import { onPaymentRefunded } from './ledger.ts';
+import { recordMessage } from './messages.ts';
 import { PAYMENT_MACHINE, type PaymentAction, type PaymentTransition } from './lifecycle.ts';
 import { toPaymentResponse } from './present.ts';
 import { lockPayment, type PaymentRow } from './queries.ts';
@@ -65,6 +66,8 @@ export async function applyPaymentTransition(
   // Money leaves with the refund, in this transaction (collections are posted by settleIntentIn).
   // A lost dispute's money left the held balance with the dispute (docs/disputes.md), not here.
   if (transition.to === 'refunded' && action === 'refund') await onPaymentRefunded(trx, scope, updated);
+  // Paid through Recaudo: the payer's receipt, recorded with the change (sent after commit).
+  if (action === 'attempt_approved' && updated.receipts !== false) await recordMessage(trx, scope, updated, 'receipt', null);
   return updated;
 }
 
