@@ -44,6 +44,8 @@ export const GLOBAL_UNIQUE_KEYS: Readonly<Record<string, string>> = {
     'the public plan page finds the subscription its form created by token alone; under Citus the same routing table as connect_links_token',
   connector_settings_events_token:
     'the provider posts events to /v1/rails/{name}/events/{token}, found by token alone; under Citus the same routing table as connect_links_token',
+  whatsapp_connectors_events_token:
+    'Meta posts WhatsApp notifications to /v1/rails/whatsapp/events/{token}, found by token alone; under Citus the same routing table as connect_links_token',
   ledger_accounts_id:
     'target of ledger_entries.account_id, which may name another company\u2019s wallet account (splits, docs/ledger.md); see CROSS_TENANT_FOREIGN_KEYS',
 };
