@@ -17,6 +17,7 @@ import { registerCashoutJobs } from './cashouts/service.ts';
 import { seedBanks } from './banks/service.ts';
 import { connectLinkRoutes } from './connect-links/routes.ts';
 import { connectorRoutes } from './connectors/routes.ts';
+import { whatsappContactSource } from './connectors/whatsapp.ts';
 import { customerRoutes } from './customers/routes.ts';
 import { eventRoutes } from './events/routes.ts';
 import { fiscalRoutes, registerFiscalJobs } from './fiscal/routes.ts';
@@ -127,4 +128,6 @@ export function registerJobHandlers(deps: AppDeps): void {
   registerUtilityJobs(deps);
   registerFlowJobs(deps);
   registerRetention(deps, retentionRules);
+  // Companies' own contact rails (their WhatsApp numbers), for every process that sends messages.
+  whatsappContactSource(deps);
 }

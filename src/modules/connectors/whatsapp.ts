@@ -177,7 +177,24 @@ function adapterOf(deps: AppDeps, row: Row): WhatsAppMessaging {
  * stored settings, and removes it when they are gone; settings are read again after a few seconds,
  * so a PUT in another process takes effect within CONNECTOR_SETTINGS_TTL_MS.
  */
-export function whatsappContactSource(deps: AppDeps) {
+const sources = new WeakMap<AppDeps, ReturnType<typeof makeContactSource>>();
+
+/**
+ * The runtime's one WhatsApp contact source, registered with the rails the first time it is asked
+ * for: by the job handlers (every process that sends, workers included) and by the routes.
+ */
+export function whatsappContactSource(deps: AppDeps): ReturnType<typeof makeContactSource> {
+  let source = sources.get(deps);
+  if (!source) {
+    const made = makeContactSource(deps);
+    sources.set(deps, made);
+    deps.rails.setContactSource((scope) => made.sync(scope));
+    source = made;
+  }
+  return source;
+}
+
+function makeContactSource(deps: AppDeps) {
   const installed = new Map<string, { version: string; uninstall: () => void; adapter: WhatsAppMessaging }>();
   const checked = new Map<string, number>();
   const key = (scope: Tenant) => `${scope.companyId}:${scope.environment}`;
@@ -230,7 +247,6 @@ export function whatsappRoutes(app: FastifyInstance, deps: AppDeps): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const tags = ['Connectors'];
   const source = whatsappContactSource(deps);
-  deps.rails.setContactSource((scope) => source.sync(scope));
 
   r.get('/connectors/whatsapp', {
     schema: {
