@@ -117,9 +117,7 @@ export function paymentLinkMessage(input: PaymentLinkMessageInput): PaymentLinkM
     subject,
     company,
     `<p style="margin:0 0 16px;font-size:16px;"><strong>${h(company)}</strong> le envió una solicitud de pago.</p>
-<table role="presentation" cellpadding="0" cellspacing="0" style="margin:0 0 24px;font-size:16px;">
-${rows.map(([k, v]) => `<tr><td style="padding:4px 16px 4px 0;color:#52606d;">${h(k)}</td><td style="padding:4px 0;${k === 'Valor' ? 'white-space:nowrap;font-weight:bold;' : ''}">${h(v)}</td></tr>`).join('\n')}
-</table>
+${detailsTable(rows, { emphasizeAmount: true })}
 <p style="margin:0 0 24px;"><a href="${h(link)}" style="display:inline-block;padding:12px 24px;background:#0b5cad;color:#ffffff;text-decoration:none;border-radius:6px;font-size:16px;font-weight:bold;">Pagar ahora</a></p>
 <p style="margin:0 0 16px;font-size:14px;color:#52606d;">Si el botón no funciona, copie este enlace en su navegador:<br><a href="${h(link)}" style="color:#0b5cad;word-break:break-all;">${h(link)}</a></p>
 <p style="margin:0 0 16px;font-size:14px;color:#52606d;">Si no reconoce este cobro, no pague y comuníquese con ${h(company)}.</p>
@@ -192,9 +190,7 @@ export function paymentCancelledMessage(input: PaymentCancelledMessageInput): Pa
     subject,
     company,
     `<p style="margin:0 0 16px;font-size:16px;"><strong>${h(company)}</strong> anuló esta solicitud de pago:</p>
-<table role="presentation" cellpadding="0" cellspacing="0" style="margin:0 0 24px;font-size:16px;">
-${rows.map(([k, v]) => `<tr><td style="padding:4px 16px 4px 0;color:#52606d;">${h(k)}</td><td style="padding:4px 0;">${h(v)}</td></tr>`).join('\n')}
-</table>
+${detailsTable(rows)}
 <p style="margin:0 0 16px;font-size:16px;">Ya no debe pagarla; el enlace de pago dejó de funcionar.</p>
 <p style="margin:0 0 16px;font-size:14px;color:#52606d;">Si tiene preguntas, comuníquese con ${h(company)}.</p>
 `,
@@ -248,11 +244,21 @@ export function paymentReceiptMessage(input: PaymentReceiptMessageInput): Paymen
     subject,
     company,
     `<p style="margin:0 0 16px;font-size:16px;"><strong>${h(company)}</strong> recibió su pago:</p>
-<table role="presentation" cellpadding="0" cellspacing="0" style="margin:0 0 24px;font-size:16px;">
-${rows.map(([k, v]) => `<tr><td style="padding:4px 16px 4px 0;color:#52606d;">${h(k)}</td><td style="padding:4px 0;">${h(v)}</td></tr>`).join('\n')}
-</table>
+${detailsTable(rows)}
 <p style="margin:0 0 16px;font-size:14px;color:#52606d;">Guarde este mensaje como comprobante.</p>
 `,
   );
   return { sms, email: { subject, text, html } };
+}
+
+/** The e-mails' table of details (label, value), escaped; the link e-mail sets its amount in bold. */
+function detailsTable(rows: [string, string][], opts: { emphasizeAmount?: boolean } = {}): string {
+  const h = escapeHtml;
+  const cells = rows.map(
+    ([k, v]) =>
+      `<tr><td style="padding:4px 16px 4px 0;color:#52606d;">${h(k)}</td><td style="padding:4px 0;${opts.emphasizeAmount && k === 'Valor' ? 'white-space:nowrap;font-weight:bold;' : ''}">${h(v)}</td></tr>`,
+  );
+  return `<table role="presentation" cellpadding="0" cellspacing="0" style="margin:0 0 24px;font-size:16px;">
+${cells.join('\n')}
+</table>`;
 }

@@ -82,7 +82,9 @@ export async function recordMessage(
       updated_at: now,
     },
   });
-  await notePaymentMessage(trx, scope, row.payment_id, row.status, null);
+  // A new payment already shows it (initialMessageState): no second write on the create path.
+  if (payment.message_status !== row.status || payment.message_remarks !== null)
+    await notePaymentMessage(trx, scope, row.payment_id, row.status, null);
   if ((await scope.deps.rails.contactFor({ ...scope, db: trx }))[channel === 'messaging' ? 'messaging' : 'email'].provider === 'none') {
     // Live without a channel: never simulated, failed at once (contact hours do not delay a failure).
     return moveMessage(trx, scope.deps, scope, row, 'fail', { error: CHANNEL_NOT_CONFIGURED });
